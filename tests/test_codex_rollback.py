@@ -72,3 +72,31 @@ def test_a_rolled_back_rule_is_not_lost_at_the_next_compaction(tmp_path: Path) -
     rollout(tmp_path, [*TURNS, *rest])
     lost = {item["text"] for c in api.audit(path).compactions for item in c.get("lost", [])}
     assert any("legacy_invoices" in t for t in lost)
+
+
+def test_an_image_alone_is_a_turn(tmp_path: Path) -> None:
+    """adv132 #1: a user message holding only an image is a turn to Codex
+    (is_user_turn_boundary); counting typed turns only cut one turn early, and the tool
+    output before it, which Codex keeps, was dropped with no summary (a loss hidden)."""
+    image = ("response_item", {"type": "message", "role": "user",
+                               "content": [{"type": "input_image", "image_url": "data:x"}]})
+    out = rollout(tmp_path, [message("user", "Find the replica."),
+                             ("response_item", {"type": "function_call_output", "call_id": "c",
+                                                "output": "replica_host = db-r7.internal"}),
+                             image, message("assistant", "That is a diagram."), rolled(1)])
+    left = ids(out, 6)
+    assert len(left) == 2  # the first turn and the tool output stay
+
+
+def test_a_summary_is_a_turn(tmp_path: Path) -> None:
+    """Codex counts the message carrying a compaction's summary as a turn: rolling one
+    turn back after it drops only the turn after the summary."""
+    compacted = ("compacted", {"message": "Summary: an index was added.",
+                               "replacement_history": []})
+    out = rollout(tmp_path, [*TURNS[:2], compacted, message("user", "Now vacuum it."),
+                             message("assistant", "Vacuumed."), rolled(2)])
+    left = ids(out, 7)
+    assert len(left) == 0  # the summary and the turn after it: 2 turns
+    out = rollout(tmp_path, [*TURNS[:2], compacted, message("user", "Now vacuum it."),
+                             message("assistant", "Vacuumed."), rolled(1)])
+    assert len(ids(out, 7)) == 1  # the summary stays

@@ -117,6 +117,9 @@ class _Converter:
         self.awaiting_after: list[dict[str, Any]] = []
         self.not_read: Counter[str] = Counter()  # why -> lines (a type not known)
         self.turns_rolled_back = 0  # user turns thread_rolled_back events took out
+        # every user-role message and compaction summary, in entry order (id, entry): the
+        # turns a rollback counts (:meth:`rolled_back`); pruned to the working set there
+        self.boundaries: list[tuple[str, int]] = []
         # a compacted line not yet paired with its context_compacted event, and no
         # rollout item since it: the only line an event may pair with (adv29 F6)
         self.unpaired_compacted = False
@@ -197,6 +200,8 @@ class _Converter:
                                      estimate_tokens(text) + images * IMAGE_TOKENS)
                 self.keys[span["id"]] = ("message", role, text)
                 self.enter(span["id"], estimate_tokens(text) if human else None)
+                if role == "user":
+                    self.boundaries.append((span["id"], self.entered))
         elif isinstance(kind, str) and (kind in _CALLS or kind in _OUTPUTS):  # adv67 #5:
             key, source, text, size = self.tool_item(line, kind, p)  # a [] raised
             base = key[1] if key[0] == "call" else f"{key[1]}:output"
@@ -340,7 +345,9 @@ class _Converter:
         """A ``thread_rolled_back`` event: Codex takes the last ``num_turns`` user turns
         out of the context, each with everything after it (codex-rs
         ``drop_last_n_user_turns``: the history is cut at the n-th user message from the
-        end, or at the first when n is past their number; 0 changes nothing).  Those
+        end, or at the first when n is past their number; 0 changes nothing; a user
+        message is any user-role message Codex did not inject, an image alone or a
+        compaction's summary too).  Those
         items leave the working set with no summary (usertest68 #2: a turn the user
         rolled back was folded by the next compaction and read as a person's lost
         rule).  Raises :class:`LogError` when ``num_turns`` is not a whole number of 0
@@ -348,12 +355,23 @@ class _Converter:
         if type(turns) is not int or turns < 0:
             raise self.fail(line, "expected a whole number of 0 or more" if turns is not None
                             else "missing field", "payload.num_turns")
-        if turns == 0 or not self.turns:
+        working = self.asm.working
+        self.boundaries = [b for b in self.boundaries if b[0] in working]
+        if turns == 0 or not self.boundaries:
             return
-        self.turns_rolled_back += min(turns, len(self.turns))
-        cut = self.turns[max(len(self.turns) - turns, 0)][2]  # its entry number
+        # the n-th boundary from the end: every user-role message and summary counts
+        # (codex-rs is_user_turn_boundary counts an image-only message and the summary;
+        # adv132 #1: counting typed turns only cut one turn early and hid a loss), and
+        # counting one Codex does not (an injected message) cuts later: a fact kept too
+        # long is a loss said, one dropped too early a loss hidden
+        if turns <= len(self.boundaries):
+            cut = self.boundaries[-turns][1]
+        else:  # all of them: Codex cuts at its first turn, at or before the first typed
+            cut = self.turns[0][2] if self.turns else self.boundaries[0][1]
+        self.turns_rolled_back += min(turns, len(self.boundaries))
         gone = sorted([(n, item) for item, _, n in self.turns if n >= cut]
                       + [(n, item) for item, n in self.others.items() if n >= cut])
+        self.boundaries = [b for b in self.boundaries if b[1] < cut]
         self.turns = deque(turn for turn in self.turns if turn[2] < cut)
         self.turn_tokens = sum(size for _, size, _ in self.turns)
         self.others = {item: n for item, n in self.others.items() if n < cut}
@@ -412,9 +430,12 @@ class _Converter:
             self.turn_tokens = sum(size for _, size, _ in self.turns)
             self.others = {item: n for item, n in self.others.items() if item in working}
         self.enter(summary_id, None)
+        self.boundaries.append((summary_id, self.entered))  # a user message to Codex
         for i, source, body, size in extra:
-            self.enter(str(self.asm.span(line, f"line-{line}.{i}", source, body, size)["id"]),
-                       None)
+            item = str(self.asm.span(line, f"line-{line}.{i}", source, body, size)["id"])
+            self.enter(item, None)
+            if not source.startswith(("tool_", "assistant")):  # a user-role message: a
+                self.boundaries.append((item, self.entered))  # turn, or one counted more
         self.awaiting_after.append(info)
 
     def match(self, line: int, history: list[Any], message: str
