@@ -31,6 +31,7 @@ from compaction_audit.rules.base import (
     fmt_below,
     fmt_change,
     product_fold_rounds,
+    product_trace,
     register,
     sustained,
 )
@@ -279,7 +280,7 @@ class ProvenanceFloor(BoundaryRule):
         silent-discriminating-fold, as ungrounded-summary leaves a compaction's summary
         to it."""
         checks = super().evaluable(ctx)
-        if product_fold_rounds(ctx.session):
+        if product_trace(ctx.session) and product_fold_rounds(ctx.session):
             checks.append((PRODUCT_FOLDS,
                            pl.col("summary_depth_max") < ctx.settings.min_depth))
         return checks
@@ -397,7 +398,7 @@ def bare_compaction_rounds(ctx: Context) -> list[int]:
     with a summary) at which no raw span but harness text entered: nothing happened in
     the log after the compaction within its round (adapters open the compaction's round
     at the compaction; docs/adapters.md, "Rounds")."""
-    folds = product_fold_rounds(ctx.session)
+    folds = product_fold_rounds(ctx.session) if product_trace(ctx.session) else []
     if not folds:
         return []
     items = ctx.session.items

@@ -114,3 +114,15 @@ def test_the_floor_is_judged_below_min_depth(write_log: LogWriter) -> None:
     path = str(write_log(two_compactions([])[:4]))
     fired, notes = codes(path)
     assert fired == [] and not any(reason == PRODUCT_FOLDS for _, reason in notes)
+
+
+def test_a_native_log_with_compaction_records_is_judged(write_log: LogWriter) -> None:
+    """adv132 #4: the ``compaction`` round field is any writer's (docs/log-format.md);
+    a native log carrying it is no product's trace, and lost its CA102 error to the
+    exemption."""
+    records = native(4)
+    records[1]["compaction"] = {"summary_id": "m1", "kind": "compact"}
+    records[3]["compaction"] = {"summary_id": "m2", "kind": "compact"}
+    fired, notes = codes(str(write_log(records)))
+    assert fired == [("CA101", 3), ("CA102", 3)]
+    assert not any(reason in (PRODUCT_FOLDS, BARE_COMPACTION) for _, reason in notes)
