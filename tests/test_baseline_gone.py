@@ -8,6 +8,7 @@ both ways, on a local folder and on moto's S3 server (tests/s3server.py)."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,3 +153,57 @@ def test_only_a_store_saying_no_such_object_makes_it_gone(
 
     monkeypatch.setattr(remote, "store_for", lambda scheme, bucket: _Store(error))
     assert remote.missing_object("s3://fleet/runs/x.jsonl") is missing
+
+
+def test_another_working_directory_calls_nothing_gone(
+        fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv132 #3: from inside traces/, '.' put every relative entry under it, looked up
+    in the wrong place: all were "gone", and prune dropped them.  A folder under which
+    the baseline names no trace this run audited may be named otherwise: nothing there
+    is gone."""
+    monkeypatch.chdir(fleet / "traces")
+    audit = run("audit", ".", "--baseline", "../b.json", "-q", "-j", "1")
+    assert "no longer exist" not in audit.stderr
+    pruned = run("baseline", "prune", "../b.json", ".", "-o", "../p.json", "-j", "1")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert _traces("../p.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
+
+
+def test_a_name_not_written_as_it_is_is_never_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv132 #2: a trace whose name has an undecodable byte, or whose path is past
+    1,024 characters, is named escaped or clipped in the baseline; looked up so, it was
+    "gone" in the very run that audited it, and prune dropped its entries."""
+    monkeypatch.chdir(tmp_path)
+    deep = Path("traces", *(["d" * 120] * 9))
+    deep.mkdir(parents=True)
+    dump(drift_records(), deep / "drift.jsonl")
+    odd = os.path.join(b"traces", b"caf\xff.jsonl")
+    Path(os.fsdecode(odd)).write_text(Path(deep / "drift.jsonl").read_text())
+    made = run("baseline", "create", "traces", "-o", "b.json", "-j", "1")
+    assert made.exit_code == 0, made.stderr
+    names = _traces("b.json")
+    assert len(names) == 2 and any("\\xff" in n for n in names) and any(
+        "sha256" in n for n in names)  # written escaped and clipped
+    audit = run("audit", "traces", "--baseline", "b.json", "-q", "-j", "1")
+    assert audit.exit_code == 0, audit.stdout
+    assert "no longer exist" not in audit.stderr
+    pruned = run("baseline", "prune", "b.json", "traces", "-o", "p.json", "-j", "1")
+    assert _traces("p.json") == names
+    assert pruned.exit_code == 0
+
+
+@pytest.mark.parametrize(("error", "missing"), [
+    (FileNotFoundError(2, "No such file"), True), (NotADirectoryError(20, "Not a dir"), True),
+    (PermissionError(13, "Permission denied"), False), (OSError(36, "Name too long"), False),
+])
+def test_a_folder_that_cannot_be_read_says_nothing(
+        error: OSError, missing: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv132 #5: a trace under a folder without read permission was called gone."""
+    from compaction_audit.baseline import gone
+
+    def lstat(path: str) -> None:
+        raise error
+
+    monkeypatch.setattr(gone.os, "lstat", lstat)
+    assert gone._no_file("traces/t.jsonl") is missing

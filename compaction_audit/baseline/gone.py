@@ -7,10 +7,14 @@ An entry's trace is *gone* when all of these hold:
 - it lies under a folder or an object storage prefix the command was given (a
   ``PATH`` that is a directory, a URL ending in ``/``, or a bucket named alone): a
   trace the command was not asked about says nothing, since a baseline of a whole
-  fleet is applied to one day's traces;
+  fleet is applied to one day's traces; and the baseline names a trace this run
+  audited under that folder (else the folder may be named otherwise than when the
+  baseline was made: another working directory);
 - this run did not audit it, nor find it unreadable;
 - it does not exist: no file at its path (relative to the working directory, as the
-  baseline names it), or the store answers that there is no such object.  A store
+  baseline names it; a folder that cannot be read says nothing), or the store answers
+  that there is no such object; a name the baseline could not write as it is (past
+  1,024 characters, or with an undecodable byte) is never known missing.  A store
   that does not answer, or any other error, leaves the trace as existing: an entry
   is never dropped for a store's hiccup.
 
@@ -23,6 +27,7 @@ kept.  Cost: one ``lstat`` or one HEAD request per distinct trace of such entrie
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -67,15 +72,42 @@ HEAD_THREADS = 16
 each, about 20-50 ms on S3, would take a minute one after another)."""
 
 
+_CLIPPED_RE = re.compile(r"\.\.\.\[\d+ chars, sha256 [0-9a-f]{12}\]$")
+"""How :func:`~compaction_audit.report.safe.clip` ends a name it shortened."""
+
+
+def _as_written(trace: str) -> bool:
+    """Whether a baseline's trace name can be the path itself: not clipped (a name past
+    :data:`~compaction_audit.report.safe.MAX_TEXT` characters keeps a prefix and a
+    hash), nor with an escape written for an undecodable byte (``\\xff``; adv132 #2:
+    such a trace, audited in the same run, was looked up by its escaped name and called
+    deleted)."""
+    return not _CLIPPED_RE.search(trace) and "\\" not in trace
+
+
+def _no_file(path: str) -> bool:
+    """True only when nothing is at ``path``: a folder that cannot be read says nothing
+    of what is in it (adv132 #5)."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except (OSError, ValueError):  # no permission, a name the system refuses: unknown
+        return False
+    return False
+
+
 def _missing(traces: list[str]) -> list[str]:
     """The ``traces`` known not to exist (see the module docstring), in their order;
-    ``-`` (standard input) is no file."""
+    ``-`` (standard input) is no file, and a name not as written (:func:`_as_written`)
+    is never known missing."""
     from concurrent.futures import ThreadPoolExecutor
 
     from compaction_audit.io.remote import is_url, missing_object
 
+    traces = [t for t in traces if t != "-" and _as_written(t)]
     urls = [t for t in traces if is_url(t)]
-    gone = {t for t in traces if t != "-" and not is_url(t) and not os.path.lexists(t)}
+    gone = {t for t in traces if not is_url(t) and _no_file(t)}
     if urls:
         with ThreadPoolExecutor(min(HEAD_THREADS, len(urls))) as pool:
             gone.update(t for t, m in zip(urls, pool.map(missing_object, urls), strict=True)
@@ -89,12 +121,17 @@ def gone_traces(baseline: dict[str, Entry], report: Report,
     module docstring), for the run ``report`` of ``paths`` (the command's ``PATH``
     arguments); empty when no path is a folder or prefix."""
     from compaction_audit.baseline import trace_key
+    from compaction_audit.report.safe import clip_tree
 
-    prefixes = _under(paths)
+    keys = [trace_key(s.path) for s in report.sessions]
+    keys += [trace_key(p) for e in report.errors for p in (e.path, e.trace) if p]
+    seen = {k for key in keys for k in (key, clip_tree(key))}  # as the baseline writes them
+    traces = {e.trace for e in baseline.values()}
+    # a folder under which the baseline names no trace this run audited may be named
+    # otherwise here (another working directory: adv132 #3, every entry was "gone")
+    prefixes = [p for p in _under(paths) if any(_is_under(t, (p,)) for t in traces & seen)]
     if not prefixes:
         return {}
-    seen = {trace_key(s.path) for s in report.sessions}
-    seen.update(trace_key(p) for e in report.errors for p in (e.path, e.trace) if p)
     counts = Counter(e.trace for e in baseline.values()
                      if e.trace not in seen and _is_under(e.trace, prefixes))
     return {t: counts[t] for t in _missing(sorted(counts))}
