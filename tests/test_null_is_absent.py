@@ -25,13 +25,16 @@ SCHEMA = json.loads((Path(__file__).parents[1] / "compaction_audit" / "schema"
 LOG: list[dict[str, Any]] = [
     {"type": "session", "schema": "compaction-audit/1", "session_id": "s-1",
      "budget_tokens": 1000, "max_depth": 3, "eviction": "continuous",
-     "scorer": {"depth_penalty": 0.1}, "recall_floor": 1, "start_spans": 2,
+     "scorer": {"depth_penalty": 0.1, "recency_decay": 0.05}, "recall_floor": 1,
+     "start_spans": 2,
      "task_query": "rename the flag"},
     {"type": "round", "round": 0, "budget_tokens": 1000,
      "spans": [{"id": "a", "tokens": 10, "text": "Rename --color to --colour.",
                 "salience_class": "discriminating", "source": "user", "role": "user"},
                {"id": "b", "tokens": 10}],
-     "retained": [["a", 0.5], ["b", 0.4]], "logged": {"raw_ratio": 1.0}},
+     "retained": [["a", 0.5], ["b", 0.4]],
+     "logged": {"raw_ratio": 1.0, "distinct_source_spans": 2, "query_cosine_retained": 0.45,
+                "summary_depth_max": 0}},
     {"type": "round", "round": 1,
      "summaries": [{"id": "m", "tokens": 5, "children": ["a"], "text": "Flag renamed.",
                     "depth": 1, "accounting": "the flag's old name"}],
@@ -43,7 +46,8 @@ REQUIRED = {"type", "schema", "round", "id", "tokens", "children"}
 
 
 def _places() -> list[tuple[int, str, str]]:
-    """(record index, path to the object: "" or "spans.0" or "summaries.0", key)."""
+    """(record index, path to the object: "", "spans.0", "summaries.0", "logged" or
+    "scorer", key): every optional key of every object of :data:`LOG`."""
     out = []
     for i, rec in enumerate(LOG):
         out += [(i, "", k) for k in rec if k not in REQUIRED]
@@ -51,15 +55,19 @@ def _places() -> list[tuple[int, str, str]]:
             for k in (rec.get(field) or [{}])[0]:
                 if k not in REQUIRED:
                     out.append((i, f"{field}.0", k))
+        for field in ("logged", "scorer"):  # nested objects (adv132 #6)
+            out += [(i, field, k) for k in rec.get(field) or {}]
     return out
 
 
 def _edited(i: int, where: str, key: str, null: bool) -> list[dict[str, Any]]:
     log = copy.deepcopy(LOG)
     target = log[i]
-    if where:
+    if "." in where:
         field, index = where.split(".")
         target = target[field][int(index)]
+    elif where:
+        target = target[where]
     if null:
         target[key] = None
     else:
@@ -92,4 +100,4 @@ def test_the_places_cover_every_kind_of_record() -> None:
     keys = {k for _, _, k in _places()}
     assert {"session_id", "task_query", "spans", "summaries", "evicted", "offloaded",
             "retained", "logged", "text", "salience_class", "role", "depth",
-            "accounting"} <= keys
+            "accounting", "raw_ratio", "summary_depth_max", "recency_decay"} <= keys
