@@ -94,10 +94,13 @@ def test_spotter_file_named_by_the_summary_is_not_lost() -> None:
 def test_codex_local_compaction_losses() -> None:
     lost = _lost("codex/synthetic-local-compaction.jsonl")
     texts = [d["text"] for d in lost]
-    # asked again by the user first (tier 1), then the user's own words, negation first
-    assert (lost[0]["text"], lost[0]["tier"]) == ("read_timeout_ms", 1)
-    assert lost[1]["kind"] == "negation" and "--force" in lost[1]["text"]
-    assert "NOT" in lost[1]["text"] and lost[1]["tier_name"] == "typed by a person"
+    # asked again by the user first (tier 1): the setting, and its value the assistant
+    # stated, which the question names by its subject (usertest68 #5); then the user's
+    # own words, negation first
+    assert [(d["text"], d["tier"]) for d in lost[:2]] == [
+        ("read_timeout_ms = 45000", 1), ("read_timeout_ms", 1)]
+    assert lost[2]["kind"] == "negation" and "--force" in lost[2]["text"]
+    assert "NOT" in lost[2]["text"] and lost[2]["tier_name"] == "typed by a person"
     for wanted in ("45000", "read_timeout_ms", "migration 0047"):
         assert wanted in texts
     assert not any("4.2.1" in t for t in texts)  # kept in the replacement history
