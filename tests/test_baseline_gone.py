@@ -84,11 +84,30 @@ def test_an_excluded_trace_exists(fleet: Path) -> None:
     assert _traces("p.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
 
 
-def test_the_working_directory_given_as_dot(fleet: Path) -> None:
+def test_the_working_directory_given_as_dot_asks_about_nothing(fleet: Path) -> None:
+    """Every relative entry is under '.', looked up where the command runs: a baseline
+    made in another directory had all its entries "gone" (adv132 #3, adv133 #2).  The
+    folder is named instead."""
     (fleet / "traces" / "drift.jsonl").unlink()
+    audit = run("audit", ".", "--baseline", "b.json", "-q", "-j", "1")
+    assert "no longer exist" not in audit.stderr
     pruned = run("baseline", "prune", "b.json", ".", "-o", "p.json", "-j", "1")
     assert pruned.exit_code == 0, pruned.stderr
-    assert _traces("p.json") == ["traces/day2/drift.jsonl"]
+    assert _traces("p.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
+    named = run("baseline", "prune", "b.json", "traces", "-o", "q.json", "-j", "1")
+    assert named.exit_code == 0, named.stderr
+    assert _traces("q.json") == ["traces/day2/drift.jsonl"]
+
+
+def test_every_baselined_trace_gone_is_named(fleet: Path) -> None:
+    """adv133 #3: a fleet whose baselined traces all expired, a new one beside them."""
+    (fleet / "traces" / "drift.jsonl").unlink()
+    (fleet / "traces" / "day2" / "drift.jsonl").unlink()
+    audit = run("audit", "traces", "--baseline", "b.json", "-q", "-j", "1")
+    assert "6 entries of 2 trace(s) that no longer exist" in audit.stderr
+    pruned = run("baseline", "prune", "b.json", "traces", "-o", "p.json", "-j", "1")
+    assert _traces("p.json") == []
+    assert pruned.exit_code == 0
 
 
 def test_the_line_names_a_few_and_counts_the_rest() -> None:
@@ -158,15 +177,17 @@ def test_only_a_store_saying_no_such_object_makes_it_gone(
 def test_another_working_directory_calls_nothing_gone(
         fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """adv132 #3: from inside traces/, '.' put every relative entry under it, looked up
-    in the wrong place: all were "gone", and prune dropped them.  A folder under which
-    the baseline names no trace this run audited may be named otherwise: nothing there
-    is gone."""
+    in the wrong place: all were "gone", and prune dropped them."""
     monkeypatch.chdir(fleet / "traces")
     audit = run("audit", ".", "--baseline", "../b.json", "-q", "-j", "1")
     assert "no longer exist" not in audit.stderr
     pruned = run("baseline", "prune", "../b.json", ".", "-o", "../p.json", "-j", "1")
     assert pruned.exit_code == 0, pruned.stderr
     assert _traces("../p.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
+    # a folder below named from there: its keys are not the baseline's
+    below = run("baseline", "prune", "../b.json", "day2", "-o", "../q.json", "-j", "1")
+    assert below.exit_code == 0, below.stderr
+    assert _traces("../q.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
 
 
 def test_a_name_not_written_as_it_is_is_never_gone(

@@ -7,9 +7,8 @@ An entry's trace is *gone* when all of these hold:
 - it lies under a folder or an object storage prefix the command was given (a
   ``PATH`` that is a directory, a URL ending in ``/``, or a bucket named alone): a
   trace the command was not asked about says nothing, since a baseline of a whole
-  fleet is applied to one day's traces; and the baseline names a trace this run
-  audited under that folder (else the folder may be named otherwise than when the
-  baseline was made: another working directory);
+  fleet is applied to one day's traces; the working directory given as ``.`` is no
+  such folder (a baseline made in another directory would have every entry gone);
 - this run did not audit it, nor find it unreadable;
 - it does not exist: no file at its path (relative to the working directory, as the
   baseline names it; a folder that cannot be read says nothing), or the store answers
@@ -40,7 +39,10 @@ GONE_NAMED = 3
 
 def _under(paths: Sequence[str]) -> list[str]:
     """The trace keys of the folders and prefixes among ``paths``, each ending in
-    ``/`` (the working directory: ``""``, every relative key under it)."""
+    ``/``; not the working directory itself (``.``): every relative key of the
+    baseline is under it, looked up where the command runs, and a baseline made in
+    another directory had all its entries "gone" (adv132 #3, adv133 #2: from a folder
+    below, a trace of the same name there even matched one of the baseline's)."""
     from compaction_audit.baseline import trace_key
     from compaction_audit.io.remote import is_url
 
@@ -51,20 +53,13 @@ def _under(paths: Sequence[str]) -> list[str]:
                 out.append(p)
             elif p.count("/") == 2:  # a bucket named alone: its root
                 out.append(p + "/")
-        elif os.path.isdir(p):
-            key = trace_key(p)
-            out.append("" if key == "." else key.rstrip("/") + "/")
+        elif os.path.isdir(p) and (key := trace_key(p)) != ".":
+            out.append(key.rstrip("/") + "/")
     return out
 
 
 def _is_under(trace: str, prefixes: Iterable[str]) -> bool:
-    for pre in prefixes:
-        if pre == "":
-            if not (trace.startswith(("/", "../")) or "://" in trace):
-                return True
-        elif trace.startswith(pre):
-            return True
-    return False
+    return any(trace.startswith(pre) for pre in prefixes)
 
 
 HEAD_THREADS = 16
@@ -126,10 +121,7 @@ def gone_traces(baseline: dict[str, Entry], report: Report,
     keys = [trace_key(s.path) for s in report.sessions]
     keys += [trace_key(p) for e in report.errors for p in (e.path, e.trace) if p]
     seen = {k for key in keys for k in (key, clip_tree(key))}  # as the baseline writes them
-    traces = {e.trace for e in baseline.values()}
-    # a folder under which the baseline names no trace this run audited may be named
-    # otherwise here (another working directory: adv132 #3, every entry was "gone")
-    prefixes = [p for p in _under(paths) if any(_is_under(t, (p,)) for t in traces & seen)]
+    prefixes = _under(paths)
     if not prefixes:
         return {}
     counts = Counter(e.trace for e in baseline.values()
