@@ -100,3 +100,39 @@ def test_a_summary_is_a_turn(tmp_path: Path) -> None:
     out = rollout(tmp_path, [*TURNS[:2], compacted, message("user", "Now vacuum it."),
                              message("assistant", "Vacuumed."), rolled(1)])
     assert len(ids(out, 7)) == 1  # the summary stays
+
+
+def _kept_output(tmp_path: Path, last: list[tuple[str, dict[str, Any]]]) -> int:
+    """Items left after rolling one turn back from: a typed turn, a tool output, then
+    ``last`` (each a turn to Codex)."""
+    out = rollout(tmp_path, [message("user", "Find the replica."),
+                             ("response_item", {"type": "function_call_output", "call_id": "c",
+                                                "output": "replica_host = db-r7.internal"}),
+                             *last, rolled(1)])
+    return len(ids(out, 4 + len(last)))
+
+
+@pytest.mark.parametrize("last", [
+    # an instruction between agents (codex-rs InterAgentInstruction / Communication)
+    [message("assistant", "author: /root\nrecipient: /root/worker\nother_recipients: []\n"
+                          "Content: check the replica")],
+    [message("assistant", '{"author": "/root", "recipient": "/root/worker", '
+                          '"other_recipients": [], "content": "go", "trigger_turn": false}')],
+    # a user message with no text
+    [("response_item", {"type": "message", "role": "user", "content": []})],
+    # an item this reader does not know (agent_message): counted as a turn
+    [("response_item", {"type": "agent_message", "content": "go"})],
+])
+def test_turns_codex_counts_that_are_no_typed_turn(
+        tmp_path: Path, last: list[tuple[str, dict[str, Any]]]) -> None:
+    """adv133 #1: each of these is a turn to Codex; not counted, a rollback of one cut
+    at the typed turn before and dropped the tool output Codex keeps (a loss hidden)."""
+    assert _kept_output(tmp_path, last) == 2
+
+
+def test_never_before_codex_first_turn(tmp_path: Path) -> None:
+    """An injected message (environment context) is no turn to Codex: rolling back
+    more turns than there are cuts at the first typed one, keeping what came before."""
+    out = rollout(tmp_path, [message("user", "<environment_context>cwd /srv</environment_context>"),
+                             *TURNS, rolled(9)])
+    assert len(ids(out, len(TURNS) + 3)) == 1  # the injected message stays

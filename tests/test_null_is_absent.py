@@ -39,6 +39,7 @@ LOG: list[dict[str, Any]] = [
      "summaries": [{"id": "m", "tokens": 5, "children": ["a"], "text": "Flag renamed.",
                     "depth": 1, "accounting": "the flag's old name"}],
      "spans": [{"id": "c", "tokens": 10}], "evicted": ["a"], "offloaded": [],
+     "compaction": {"summary_id": "m", "kind": "compact"},
      "retained": [["m", 0.5], ["b", 0.4], ["c", 0.3]]},
     {"type": "round", "round": 2, "evicted": [], "offloaded": ["c"], "summaries": []},
 ]
@@ -100,4 +101,5 @@ def test_the_places_cover_every_kind_of_record() -> None:
     keys = {k for _, _, k in _places()}
     assert {"session_id", "task_query", "spans", "summaries", "evicted", "offloaded",
             "retained", "logged", "text", "salience_class", "role", "depth",
-            "accounting", "raw_ratio", "summary_depth_max", "recency_decay"} <= keys
+            "accounting", "raw_ratio", "summary_depth_max", "recency_decay",
+            "compaction"} <= keys

@@ -119,7 +119,7 @@ class _Converter:
         self.turns_rolled_back = 0  # user turns thread_rolled_back events took out
         # every user-role message and compaction summary, in entry order (id, entry): the
         # turns a rollback counts (:meth:`rolled_back`); pruned to the working set there
-        self.boundaries: list[tuple[str, int]] = []
+        self.boundaries: list[tuple[str | None, int, bool]] = []  # (id, entry, Codex's?)
         # a compacted line not yet paired with its context_compacted event, and no
         # rollout item since it: the only line an event may pair with (adv29 F6)
         self.unpaired_compacted = False
@@ -200,8 +200,11 @@ class _Converter:
                                      estimate_tokens(text) + images * IMAGE_TOKENS)
                 self.keys[span["id"]] = ("message", role, text)
                 self.enter(span["id"], estimate_tokens(text) if human else None)
-                if role == "user":
-                    self.boundaries.append((span["id"], self.entered))
+                if role == "user" or _inter_agent(text):  # an injected one is none to Codex
+                    self.boundaries.append((span["id"], self.entered,
+                                            role != "user" or source == harness.USER))
+            elif role == "user":  # an empty user message is a turn to Codex: where the
+                self.boundaries.append((None, self.entered + 1, True))  # next item enters
         elif isinstance(kind, str) and (kind in _CALLS or kind in _OUTPUTS):  # adv67 #5:
             key, source, text, size = self.tool_item(line, kind, p)  # a [] raised
             base = key[1] if key[0] == "call" else f"{key[1]}:output"
@@ -210,6 +213,9 @@ class _Converter:
             self.enter(span["id"], None)
         elif not isinstance(kind, str) or kind not in BOOKKEEPING_ITEMS:
             self.not_read[unknown_type_note(kind, "a response_item payload type")] += 1
+            # an item this reader does not know may be a turn to Codex (agent_message,
+            # an inter-agent communication): counted as one, a rollback cuts no earlier
+            self.boundaries.append((None, self.entered + 1, True))
 
     def role(self, line: int, message: dict[str, Any], where: str) -> str | None:
         """A message's ``role`` (:data:`ROLES`); None, counted as not read, for a role
@@ -356,7 +362,12 @@ class _Converter:
             raise self.fail(line, "expected a whole number of 0 or more" if turns is not None
                             else "missing field", "payload.num_turns")
         working = self.asm.working
-        self.boundaries = [b for b in self.boundaries if b[0] in working]
+        live = [b for b in self.boundaries if b[0] is None or b[0] in working]
+        first = next((n for item, n, _ in live if item is not None), None)
+        # a place with no item (an empty message, an item not read) before the first
+        # boundary still in the context is from before a compaction's cut: not counted
+        self.boundaries = [b for b in live
+                           if b[0] is not None or (first is not None and b[1] > first)]
         if turns == 0 or not self.boundaries:
             return
         # the n-th boundary from the end: every user-role message and summary counts
@@ -364,10 +375,10 @@ class _Converter:
         # adv132 #1: counting typed turns only cut one turn early and hid a loss), and
         # counting one Codex does not (an injected message) cuts later: a fact kept too
         # long is a loss said, one dropped too early a loss hidden
-        if turns <= len(self.boundaries):
-            cut = self.boundaries[-turns][1]
-        else:  # all of them: Codex cuts at its first turn, at or before the first typed
-            cut = self.turns[0][2] if self.turns else self.boundaries[0][1]
+        cut = self.boundaries[-min(turns, len(self.boundaries))][1]
+        real = next((n for _, n, codex in self.boundaries if codex), None)
+        if real is not None:  # never before Codex's first turn: an injected message
+            cut = max(cut, real)  # before it is none (adv133)
         self.turns_rolled_back += min(turns, len(self.boundaries))
         gone = sorted([(n, item) for item, _, n in self.turns if n >= cut]
                       + [(n, item) for item, n in self.others.items() if n >= cut])
@@ -430,12 +441,12 @@ class _Converter:
             self.turn_tokens = sum(size for _, size, _ in self.turns)
             self.others = {item: n for item, n in self.others.items() if item in working}
         self.enter(summary_id, None)
-        self.boundaries.append((summary_id, self.entered))  # a user message to Codex
+        self.boundaries.append((summary_id, self.entered, True))  # a user message to Codex
         for i, source, body, size in extra:
             item = str(self.asm.span(line, f"line-{line}.{i}", source, body, size)["id"])
             self.enter(item, None)
             if not source.startswith(("tool_", "assistant")):  # a user-role message: a
-                self.boundaries.append((item, self.entered))  # turn, or one counted more
+                self.boundaries.append((item, self.entered, source == harness.USER))
         self.awaiting_after.append(info)
 
     def match(self, line: int, history: list[Any], message: str
@@ -612,6 +623,16 @@ def _summary_read(message: str, carriers: list[tuple[str, bool]], replaced: bool
     if all(inside or _own_summary(c) for c, inside in carriers):
         return "\n".join(c for c, _ in carriers)
     return message
+
+
+def _inter_agent(text: str) -> bool:
+    """Whether an assistant message's text is an instruction between agents, a turn to
+    Codex (codex-rs ``InterAgentInstruction``: "author: ...\nrecipient: ...";
+    ``InterAgentCommunication``: a JSON object with author and recipient)."""
+    t = text.lstrip()
+    if t.startswith("author: "):
+        return "\nrecipient: " in t
+    return t.startswith("{") and '"recipient"' in t and '"author"' in t
 
 
 _OWN_MIN = 16
