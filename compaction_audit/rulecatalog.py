@@ -173,14 +173,13 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('A summary in the working set whose leaves are all unresolvable (evicted, or '
          'dropped without being offloaded). Fires once per round with the count, naming '
          'the summaries that became ungrounded at that round (at most 20, the rest '
-         'counted): a summary that stays ungrounded for many rounds is named once. In a '
-         "product's trace (read by an adapter, or converted from one), a compaction's "
-         "summary (a compaction record, as every product's log gives: Claude Code, "
-         'Codex, Cline, Gemini CLI, opencode, OpenHands) whose compaction evicted every '
-         'leaf it summarized is not judged at that compaction: it has no reachable leaf '
-         'by construction, whatever it says (a pointer to the full transcript on disk '
-         'does not ground it either: docs/adapters.md, "A summary that points to the '
-         'transcript"), and what it lost is judged per fact by '
+         'counted): a summary that stays ungrounded for many rounds is named once. A '
+         "compaction's summary (a compaction record, as every product's log gives: "
+         'Claude Code, Codex, Cline, Gemini CLI, opencode, OpenHands) whose compaction '
+         'evicted every leaf it summarized is not judged at that compaction: it has no '
+         'reachable leaf by construction, whatever it says (a pointer to the full '
+         'transcript on disk does not ground it either: docs/adapters.md, "A summary '
+         'that points to the transcript"), and what it lost is judged per fact by '
          'silent-discriminating-fold. It is judged when it had a reachable leaf and lost '
          'it later (a microcompact evicting a span it only covered).'),
         ('Seed 000 ("What Was Observed", "Operational Effect"): the agent cited a '

@@ -188,7 +188,9 @@ class SalienceInversion(BoundaryRule):
         construction (usertest68 #1: every second compaction of a Claude Code session
         read as an inversion boundary, "halt compaction and rehydrate")."""
         checks = self.signature_checks(ctx)
-        bare = bare_compaction_rounds(ctx)
+        # a product's trace only: a native log's compaction records keep the rule
+        # judged there, as before this exemption (adv132 #4)
+        bare = bare_compaction_rounds(ctx) if product_trace(ctx.session) else []
         if bare:
             checks.append((BARE_COMPACTION, ~pl.col("ri").is_in(bare)))
         return checks
@@ -398,7 +400,7 @@ def bare_compaction_rounds(ctx: Context) -> list[int]:
     with a summary) at which no raw span but harness text entered: nothing happened in
     the log after the compaction within its round (adapters open the compaction's round
     at the compaction; docs/adapters.md, "Rounds")."""
-    folds = product_fold_rounds(ctx.session) if product_trace(ctx.session) else []
+    folds = product_fold_rounds(ctx.session)
     if not folds:
         return []
     items = ctx.session.items

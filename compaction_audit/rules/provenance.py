@@ -18,7 +18,6 @@ from compaction_audit.rules.base import (
     exceeds,
     fmt,
     fmt_change,
-    product_trace,
     register,
 )
 
@@ -43,9 +42,8 @@ class UngroundedSummary(Rule):
     earlier; every retained summary must have at least one reachable leaf, or it is
     unfalsifiable from inside the context.
 
-    In a product's trace (read by an adapter, or converted from one), a compaction's
-    summary (a compaction record, as every product's log gives: Claude Code, Codex,
-    Cline, Gemini CLI, opencode, OpenHands) whose compaction evicted every
+    A compaction's summary (a compaction record, as every product's log gives: Claude
+    Code, Codex, Cline, Gemini CLI, opencode, OpenHands) whose compaction evicted every
     leaf it summarized is not judged at that compaction: it has no reachable leaf by
     construction, whatever it says (a pointer to the full transcript on disk does not
     ground it either: docs/adapters.md, "A summary that points to the transcript"),
@@ -69,8 +67,7 @@ class UngroundedSummary(Rule):
     settings = ()
 
     def evaluate(self, ctx: Context) -> Outcome:
-        ungrounded = _not_born_so(ctx.series.ungrounded, ctx.session.compactions
-                                  if product_trace(ctx.session) else [])  # adv133 #4
+        ungrounded = _not_born_so(ctx.series.ungrounded, ctx.session.compactions)
         if not ungrounded.height:  # most traces: no rows, typed once per process
             return Outcome(kept_for_schemas("ungrounded_rows", (ungrounded,),
                                             lambda: _rows(ungrounded, 0)))

@@ -33,7 +33,6 @@ from compaction_audit.rules.base import (
     Severity,
     ids_per_round,
     product_fold_rounds,
-    product_trace,
     register,
 )
 
@@ -461,8 +460,8 @@ def _product_folds(ctx: Context) -> list[int]:
     at that fold (see :class:`RecallFloor`).  Empty for a native log, or a floor above
     1 (a span a summary keeps whole is then under the floor too, and no fold rule says
     so)."""
-    if ctx.session.header.recall_floor > 1 or not product_trace(ctx.session):
-        return []  # a native log's own compaction records are no product's (adv133 #4)
+    if ctx.session.header.recall_floor > 1:
+        return []
     return product_fold_rounds(ctx.session)
 
 
