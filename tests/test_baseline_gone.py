@@ -228,3 +228,14 @@ def test_a_folder_that_cannot_be_read_says_nothing(
 
     monkeypatch.setattr(gone.os, "lstat", lstat)
     assert gone._no_file("traces/t.jsonl") is missing
+
+
+def test_baseline_commands_take_the_engine_options(fleet: Path) -> None:
+    """usertest67 #2: --engine and --ray-address, as 'audit' takes them."""
+    for command in (["create", "traces"], ["prune", "b.json", "traces"]):
+        result = run("baseline", *command, "-o", "x.json", "--ray-address", "auto")
+        assert result.exit_code == 2
+        assert "--ray-address applies to --engine ray" in result.stderr
+        local = run("baseline", *command, "-o", "y.json", "--engine", "local", "-j", "1")
+        assert local.exit_code == 0, local.stderr
+    assert not Path("x.json").exists()

@@ -120,3 +120,21 @@ def test_ray_text_equals_the_local_run(fleet: tuple[Path, str],
     assert f"s3://traces/{BAD}:3: " in remote.stdout
     # g3: 39 of the 195 generated sessions, and the bad trace
     assert "exit 2: 40 trace(s), 1 reach --fail-on error, 1 unreadable" in remote.stdout
+
+
+def test_a_baseline_made_on_ray_equals_the_local_one(fleet: tuple[Path, str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest67 #2: ``baseline create`` and ``prune`` had no --engine, so a fleet's
+    baseline could not be made on Ray."""
+    root, _ = fleet
+    monkeypatch.chdir(root)
+    local = run("baseline", "create", "s3://traces/runs/g1/", "-o", "local.json", "-j", "2")
+    remote = run("baseline", "create", "s3://traces/runs/g1/", "-o", "ray.json",
+                 "--engine", "ray")
+    assert local.exit_code == remote.exit_code == 0, remote.stderr
+    assert (root / "local.json").read_bytes() == (root / "ray.json").read_bytes()
+    assert json.loads((root / "ray.json").read_text())["findings"]
+    pruned = run("baseline", "prune", "ray.json", "s3://traces/runs/g1/", "-o", "p.json",
+                 "--engine", "ray")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert (root / "p.json").read_bytes() == (root / "ray.json").read_bytes()

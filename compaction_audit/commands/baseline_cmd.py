@@ -10,12 +10,15 @@ import typer
 
 from compaction_audit.commands.audit import (
     ConfigOpt,
+    Engine,
+    EngineOpt,
     ExcludeOpt,
     ExtendSelectOpt,
     IgnoreOpt,
     IsolatedOpt,
     JobsOpt,
     LenientOpt,
+    RayAddressOpt,
     SelectOpt,
     SetOpt,
     SeverityOpt,
@@ -24,11 +27,12 @@ from compaction_audit.commands.audit import (
     effective_options,
     found_traces,
     input_files,
+    on_ray,
     run_audit,
     say_not_logs,
 )
 from compaction_audit.commands.common import fail, output_path, say, write_bytes
-from compaction_audit.errors import AuditError
+from compaction_audit.errors import AuditError, UsageError
 from compaction_audit.report.safe import JSON
 
 if TYPE_CHECKING:
@@ -60,6 +64,8 @@ def baseline_create(
     severity: SeverityOpt = None,
     jobs: JobsOpt = None,
     exclude: ExcludeOpt = None,
+    engine: EngineOpt = Engine.local,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Audit the traces with the same options as 'audit' and write every finding's
     fingerprint (trace path as given + rule code + entity or episode index) to the
@@ -75,7 +81,8 @@ def baseline_create(
 
     eff = _options(config, isolated, window, sustain, set_, select, ignore, extend_select,
                    severity)
-    report, inputs, _ = _audited(paths, output, None, eff, lenient, jobs, exclude)
+    report, inputs, _ = _audited(paths, output, None, eff, lenient, jobs, exclude,
+                                 (engine, ray_address))
     entries = bl.entries(report)
     shown = _write(bl.dumps(entries, bl.cosine_methods(report)), output, inputs)
     findings = sum(len(s.findings) for s in report.sessions)
@@ -96,17 +103,26 @@ def _options(*given: Any) -> Any:
 
 
 def _audited(paths: list[str], output: Path, baseline: Path | None, eff: Any,
-             lenient: bool, jobs: int | None, exclude: list[str] | None
+             lenient: bool, jobs: int | None, exclude: list[str] | None,
+             where: tuple[Engine, str | None] = (Engine.local, None)
              ) -> tuple[Report, list[str], Loaded]:
     """The traces of ``paths`` audited as 'audit' does (against ``baseline`` when
-    given), the files the run read, which ``output`` may not name, and the baseline's
-    entries (empty without one).  Exits 2 with
+    given; ``where``: the engine and Ray address, usertest67 #2: a fleet's baseline
+    could not be made on Ray), the files the run read, which ``output`` may not name,
+    and the baseline's entries (empty without one).  Exits 2 with
     one line for a usage error or an unreadable trace: a baseline of an incomplete run
     would hide findings."""
     from compaction_audit import baseline as bl
     from compaction_audit.outfile import refuse_same_file, refuse_same_stderr, refuse_same_stdout
 
+    engine, ray_address = where
     try:
+        if ray_address is not None and engine is not Engine.ray:
+            raise UsageError("--ray-address applies to --engine ray")
+        if engine is Engine.ray:
+            from compaction_audit.fleet.ray_engine import import_ray
+
+            import_ray()  # a missing extra is a usage error before any work
         traces = found_traces(paths, exclude, own=(baseline,),
                               writes=None if str(output) == "-" else output)
         inputs = input_files(traces.traces, baseline, eff.config_path)
@@ -116,7 +132,9 @@ def _audited(paths: list[str], output: Path, baseline: Path | None, eff: Any,
         else:
             refuse_same_stdout(inputs)
         old = bl.load(baseline) if baseline is not None else bl.Loaded()
-        report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable)
+        report = run_audit(traces.traces, eff, lenient, jobs, traces.unreadable,
+                           on_ray(ray_address, traces.sizes) if engine is Engine.ray
+                           else None)
         if baseline is not None:
             report = bl.apply(report, old, str(baseline))
     except AuditError as exc:
@@ -158,6 +176,8 @@ def baseline_prune(
     severity: SeverityOpt = None,
     jobs: JobsOpt = None,
     exclude: ExcludeOpt = None,
+    engine: EngineOpt = Engine.local,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Audit the traces against BASELINE with the same options as 'audit' and write
     BASELINE less the entries that no longer occur (fixed findings) to the --output FILE
@@ -175,7 +195,8 @@ def baseline_prune(
 
     eff = _options(config, isolated, window, sustain, set_, select, ignore, extend_select,
                    severity)
-    report, inputs, old = _audited(paths, output, baseline, eff, lenient, jobs, exclude)
+    report, inputs, old = _audited(paths, output, baseline, eff, lenient, jobs, exclude,
+                                   (engine, ray_address))
     if (other := bl.cosine_mismatch(old, report, str(baseline))) is not None:
         say(other)  # entries dropped under another method (adv113 #8)
     from compaction_audit.baseline.gone import gone_traces
