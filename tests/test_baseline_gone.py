@@ -38,6 +38,17 @@ def _traces(path: str) -> list[str]:
     return sorted({e["trace"] for e in json.loads(Path(path).read_text())["findings"]})
 
 
+def _nothing_gone(baseline: str, path: str, out: str) -> list[str]:
+    """The traces of the baseline ``prune`` writes to ``out`` for ``path``, after
+    checking that neither it nor ``audit --baseline`` calls a trace gone."""
+    audit = run("audit", path, "--baseline", baseline, "-q", "-j", "1")
+    assert "no longer exist" not in audit.stderr
+    pruned = run("baseline", "prune", baseline, path, "-o", out, "-j", "1")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert "no longer exist" not in pruned.stderr
+    return _traces(out)
+
+
 def test_a_deleted_trace_is_named_by_audit_and_dropped_by_prune(fleet: Path) -> None:
     (fleet / "traces" / "day2" / "drift.jsonl").unlink()
     audit = run("audit", "traces", "--baseline", "b.json", "-q", "-j", "1")
@@ -89,11 +100,8 @@ def test_the_working_directory_given_as_dot_asks_about_nothing(fleet: Path) -> N
     made in another directory had all its entries "gone" (adv132 #3, adv133 #2).  The
     folder is named instead."""
     (fleet / "traces" / "drift.jsonl").unlink()
-    audit = run("audit", ".", "--baseline", "b.json", "-q", "-j", "1")
-    assert "no longer exist" not in audit.stderr
-    pruned = run("baseline", "prune", "b.json", ".", "-o", "p.json", "-j", "1")
-    assert pruned.exit_code == 0, pruned.stderr
-    assert _traces("p.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
+    assert _nothing_gone("b.json", ".", "p.json") == ["traces/day2/drift.jsonl",
+                                                      "traces/drift.jsonl"]
     named = run("baseline", "prune", "b.json", "traces", "-o", "q.json", "-j", "1")
     assert named.exit_code == 0, named.stderr
     assert _traces("q.json") == ["traces/day2/drift.jsonl"]
@@ -179,11 +187,8 @@ def test_another_working_directory_calls_nothing_gone(
     """adv132 #3: from inside traces/, '.' put every relative entry under it, looked up
     in the wrong place: all were "gone", and prune dropped them."""
     monkeypatch.chdir(fleet / "traces")
-    audit = run("audit", ".", "--baseline", "../b.json", "-q", "-j", "1")
-    assert "no longer exist" not in audit.stderr
-    pruned = run("baseline", "prune", "../b.json", ".", "-o", "../p.json", "-j", "1")
-    assert pruned.exit_code == 0, pruned.stderr
-    assert _traces("../p.json") == ["traces/day2/drift.jsonl", "traces/drift.jsonl"]
+    assert _nothing_gone("../b.json", ".", "../p.json") == ["traces/day2/drift.jsonl",
+                                                            "traces/drift.jsonl"]
     # a folder below named from there: its keys are not the baseline's
     below = run("baseline", "prune", "../b.json", "day2", "-o", "../q.json", "-j", "1")
     assert below.exit_code == 0, below.stderr
