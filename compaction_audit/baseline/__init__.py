@@ -76,8 +76,8 @@ from compaction_audit.rules.base import Finding
 __all__ = ["BASELINE_FORMAT", "BYTES_PER_VALUE", "DENSE_FROM", "FACT_DIGITS", "MAX_RATIO",
            "NEW_NAMED", "NEW_TEXT", "Entry", "Loaded", "apply", "cosine_methods",
            "cosine_mismatch", "dumps", "entries", "finding_keys", "fingerprint",
-           "grown_findings", "load", "pruned", "session_entries", "session_key",
-           "trace_key"]
+           "grown_findings", "key_forms", "load", "pruned", "session_entries",
+           "session_key", "trace_key"]
 
 
 def trace_key(path: str) -> str:
@@ -99,6 +99,14 @@ def trace_key(path: str) -> str:
         if path.startswith(".."):
             path = os.path.abspath(path)
     return os.path.normpath(path).replace(os.sep, "/")
+
+
+def key_forms(path: str) -> tuple[str, str]:
+    """The trace key of ``path`` (:func:`trace_key`) and the same key as the baseline
+    file writes it (clipped and made encodable: :func:`~compaction_audit.report.safe.
+    clip_tree`); an entry names a trace by either."""
+    key = trace_key(path)
+    return key, clip_tree(key)
 
 
 def fingerprint(trace: str, code: str, key: str) -> str:
@@ -293,7 +301,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
     another way, absolute against relative, another working directory: docs/ci.md).
     """
     keys = {k for s in report.sessions
-            for k in (trace_key(s.path), clip_tree(trace_key(s.path)))}
+            for k in key_forms(s.path)}
     by_name: dict[str, set[str]] = {}
     by_trace: dict[str, list[tuple[str, Entry]]] = {}  # one pass: each trace looks up
     for fp, e in baseline.items():  # its own (adv19b F6: traces x entries)
@@ -309,8 +317,8 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
         kept, grown, other_session = [], [], set()
         by_fold: FoldLosses | None = None  # read when a finding grew
         held: set[str] = set()  # fingerprints a finding of this run is (stale if not)
-        own = trace_key(s.path)
-        shown = {own, clip_tree(own)}  # as dumps wrote it
+        own, clipped = key_forms(s.path)
+        shown = {own, clipped}  # as dumps wrote it
         # not an entry whose fingerprint says it is of another file: the escaped name
         # of an undecodable one ("d/\xff.jsonl") is also the name of a file written
         # with those four characters (adv103 #5: its entries hid that file's moved

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from compaction_audit.baseline.entry import Entry
 from compaction_audit.report.model import Report
@@ -56,10 +56,6 @@ def _under(paths: Sequence[str]) -> list[str]:
         elif os.path.isdir(p) and (key := trace_key(p)) != ".":
             out.append(key.rstrip("/") + "/")
     return out
-
-
-def _is_under(trace: str, prefixes: Iterable[str]) -> bool:
-    return any(trace.startswith(pre) for pre in prefixes)
 
 
 HEAD_THREADS = 16
@@ -115,17 +111,16 @@ def gone_traces(baseline: dict[str, Entry], report: Report,
     """``{trace key: entries}`` of the ``baseline`` entries whose trace is gone (the
     module docstring), for the run ``report`` of ``paths`` (the command's ``PATH``
     arguments); empty when no path is a folder or prefix."""
-    from compaction_audit.baseline import trace_key
-    from compaction_audit.report.safe import clip_tree
+    from compaction_audit.baseline import key_forms
 
-    keys = [trace_key(s.path) for s in report.sessions]
-    keys += [trace_key(p) for e in report.errors for p in (e.path, e.trace) if p]
-    seen = {k for key in keys for k in (key, clip_tree(key))}  # as the baseline writes them
-    prefixes = _under(paths)
+    prefixes = tuple(_under(paths))
     if not prefixes:
         return {}
+    audited = [s.path for s in report.sessions]
+    audited += [p for e in report.errors for p in (e.path, e.trace) if p]
+    seen = {k for path in audited for k in key_forms(path)}  # as the baseline writes them
     counts = Counter(e.trace for e in baseline.values()
-                     if e.trace not in seen and _is_under(e.trace, prefixes))
+                     if e.trace not in seen and e.trace.startswith(prefixes))
     return {t: counts[t] for t in _missing(sorted(counts))}
 
 

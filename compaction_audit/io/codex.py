@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -347,6 +347,13 @@ class _Converter:
         if self.budget is None and value is not None and value > 0:
             self.budget = value
 
+    def keep(self, kept: Callable[[str, int], bool]) -> None:
+        """Keep in :attr:`turns` and :attr:`others` the items ``kept(id, entry number)``
+        says stay in the working set (their order, and the turns' token total)."""
+        self.turns = deque(turn for turn in self.turns if kept(turn[0], turn[2]))
+        self.turn_tokens = sum(size for _, size, _ in self.turns)
+        self.others = {item: n for item, n in self.others.items() if kept(item, n)}
+
     def rolled_back(self, line: int, turns: Any) -> None:
         """A ``thread_rolled_back`` event: Codex takes the last ``num_turns`` user turns
         out of the context, each with everything after it (codex-rs
@@ -383,9 +390,7 @@ class _Converter:
         gone = sorted([(n, item) for item, _, n in self.turns if n >= cut]
                       + [(n, item) for item, n in self.others.items() if n >= cut])
         self.boundaries = [b for b in self.boundaries if b[1] < cut]
-        self.turns = deque(turn for turn in self.turns if turn[2] < cut)
-        self.turn_tokens = sum(size for _, size, _ in self.turns)
-        self.others = {item: n for item, n in self.others.items() if n < cut}
+        self.keep(lambda item, n: n < cut)
         self.asm.drop(line, [item for _, item in gone])  # in entry order
 
     # -- compaction ------------------------------------------------------------------
@@ -437,9 +442,7 @@ class _Converter:
                                          info=info)
         if history is not None:  # what it dropped: as many as it folded, or kept
             working = self.asm.working
-            self.turns = deque(turn for turn in self.turns if turn[0] in working)
-            self.turn_tokens = sum(size for _, size, _ in self.turns)
-            self.others = {item: n for item, n in self.others.items() if item in working}
+            self.keep(lambda item, n: item in working)
         self.enter(summary_id, None)
         self.boundaries.append((summary_id, self.entered, True))  # a user message to Codex
         for i, source, body, size in extra:
