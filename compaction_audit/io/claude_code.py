@@ -33,6 +33,7 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import harness
+from compaction_audit.io.claude_branches import Branches
 from compaction_audit.io.documents import SHAPE_ERRORS
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
@@ -235,6 +236,8 @@ class _Converter:
         self.waiting: Counter[str] = Counter()  # of those, not yet delivered
         self.by_line: Counter[str] = Counter()  # delivered as a line, still in queued
         self.deferred: list[tuple[int, str]] = []  # queued between boundary and summary
+        self.branches = Branches()  # where a line goes back to an earlier message
+        self.taken_back: list[str] = []  # what a rewind took back, until its line's round
 
     def fail(self, line: int, message: str, where: str) -> LogError:
         """A :class:`LogError` for this file."""
@@ -262,9 +265,16 @@ class _Converter:
                 raise shape_error(self.path, line, exc) from None
 
     def notes(self) -> list[str]:
-        """The reader notes: lines not read, and uuids seen before (why, how many)."""
-        return [f"{lines_phrase(n)} {why}" for why, n in (*self.not_read.items(),
-                                                     *self.reused.items())]
+        """The reader notes: lines not read, uuids seen before (why, how many), and
+        the rewinds placed."""
+        notes = [f"{lines_phrase(n)} {why}" for why, n in (*self.not_read.items(),
+                                                      *self.reused.items())]
+        if self.branches.rewinds:
+            notes.append(f"{self.branches.rewinds:,} rewind(s) (a person's message naming "
+                         "an earlier one as its parent, as /rewind writes): "
+                         f"{self.branches.dropped:,} item(s) after it left the context "
+                         "with no summary, not judged as lost")
+        return notes
 
     def apply(self, line: int, obj: dict[str, Any]) -> None:
         """Apply one decoded transcript line."""
@@ -276,6 +286,7 @@ class _Converter:
             self.queue_operation(line, obj)
             return
         if kind not in _MESSAGE_TYPES:
+            self.link(obj)
             if kind is None or kind not in _BOOKKEEPING:  # counted, never dropped
                 self.not_read[unknown_type_note(obj.get("type"))] += 1  # silently (adv27 F2)
             elif (isinstance(obj.get("message"), dict) or obj.get("subtype") ==
@@ -305,19 +316,52 @@ class _Converter:
             if subtype == "compact_boundary":
                 self.flush_boundary(None)
                 self.boundary = (line, obj)
-            elif subtype == "microcompact_boundary":
+                return
+            if subtype == "microcompact_boundary":
                 self.flush_boundary(None)
                 self.microcompact(line, obj)
+            self.link(obj)
             return
         if kind == "user" and _get(obj, "isCompactSummary") is True:
             self.compact_summary(line, obj)
             return
         self.flush_boundary(None)
         content = self.content(line, obj)
+        parent = _get(obj, "parentUuid")
+        has_parent = _spelled(obj, "parentUuid") in obj
+        before = self.asm.entered
         if kind == "user":
+            if not any(b.get("type") == "tool_result" for b in content):
+                before = self.rewind(parent, has_parent)
             self.user(line, obj, content)
+            if self.taken_back:  # the line opened no turn: they leave in a round of their own
+                self.asm.drop(line, self.taken_back)
+                self.taken_back = []
         else:
             self.assistant(line, obj, content)
+        if isinstance(uuid, str):
+            self.branches.message(uuid, parent, has_parent, before, self.asm.entered)
+
+    def link(self, obj: dict[str, Any]) -> None:
+        """Pass a line that is no conversation message on to :attr:`branches`: a line
+        named as a parent resolves through it to the message it follows."""
+        uuid, parent = obj.get("uuid"), _get(obj, "parentUuid")
+        if isinstance(uuid, str):
+            self.branches.link(uuid, parent if isinstance(parent, str) else None,
+                               _spelled(obj, "parentUuid") in obj)
+
+    def rewind(self, parent: str | None, has_parent: bool) -> int:
+        """Set :attr:`taken_back` to the turns a ``/rewind`` took back, at a user line
+        whose ``parent`` is a message before one of the person's turns
+        (:class:`~compaction_audit.io.claude_branches.Branches`).  They leave the
+        context with no summary, so no rule reads them as lost: in the round of the
+        person's turn the line opens (:meth:`user`), else in one of their own.  Returns
+        the entry number before the line's own items."""
+        start = self.branches.rewound_to(parent, has_parent)
+        if start is not None:
+            self.taken_back = self.asm.entered_since(start)
+            self.branches.cut(start, len(self.taken_back))
+        return self.asm.entered
 
     def check_fields(self, line: int, obj: dict[str, Any]) -> None:
         """Raise :class:`LogError` for a message line whose identity fields
@@ -483,6 +527,10 @@ class _Converter:
             images > 0 and len(groups) == 1 and image_source == harness.USER))
         if human:
             self.asm.turn(line)
+            if self.taken_back:
+                self.asm.evict_now(self.taken_back)
+                self.taken_back = []
+            self.branches.turn(self.asm.entered)
             self.epoch += 1
         for i, block in results:
             self.tool_result(line, block, f"message.content[{i}]")
@@ -671,6 +719,8 @@ class _Converter:
             info["tokens_before_from"] = "last call"  # #6: read as the product's count)
         self.asm.compaction(line, fold=fold, fallback_children=[], base_id=base, text=text,
                             tokens=tokens, info=info)
+        self.branches.compacted([u for u in (obj.get("uuid"), uuid) if isinstance(u, str)],
+                                self.asm.entered)
         self.epoch += 1
         if post is None:
             self.awaiting_after.append(info)

@@ -272,6 +272,31 @@ class RoundAssembler:
         self.drop(line, gone)
         return gone
 
+    @property
+    def entered(self) -> int:
+        """How many items have entered the working set so far (evicted ones too): an
+        entry number for :meth:`entered_since`."""
+        return self._entered
+
+    def entered_since(self, entered: int) -> list[str]:
+        """The items still in the working set whose entry number is ``entered`` or
+        more, in entry order."""
+        gone: list[str] = []
+        for later in reversed(self.working):
+            if self._order[later] < entered:
+                break
+            gone.append(later)
+        gone.reverse()
+        return gone
+
+    def evict_now(self, ids: list[str]) -> None:
+        """Evict ``ids`` in the open round (one the caller just opened at a person's
+        turn: the turns a rewind took back leave where the new one begins, with no
+        round of their own whose raw_ratio would measure nothing)."""
+        if self._current is None:
+            raise ValueError("no open round")
+        self._evict(self._current, ids)
+
     def _evict(self, rnd: dict[str, Any], ids: list[str]) -> None:
         """Evict ``ids`` (those in the working set) in the round ``rnd``.  Lines left
         without an item leave the line index in one pass when there are many of them
