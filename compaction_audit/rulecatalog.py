@@ -503,9 +503,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ("A summary that repeats most (60 %) of its predecessor's sentences nearly word "
          "for word while prose spans newer than the predecessor (a person's or the "
          "assistant's words holding a discriminator) are out of the working set and the "
-         'summary states none of their discriminators (at least half of them). Where its '
-         '"Next", to-do or pending section proposes work that a newer span shows done, '
-         'the same finding says so (and that alone, with the repetition, fires it).'),
+         'summary states none of their discriminators (at least half of them); a turn '
+         'the person took back by a rewind (`compaction_audit.takeback`) is no newer '
+         'work. Where its "Next", to-do or pending section proposes work that a newer '
+         'span shows done, the same finding says so (and that alone, with the '
+         'repetition, fires it).'),
         ('Issue 12, point 3: a second compaction re-emitted the first summary nearly '
          'word for word while two days of newer work reached no summary at all, and its '
          '"Next:" proposed work the raw spans showed finished; the agent redid it.'),
@@ -542,10 +544,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          '"you can force push it", before the compaction or after it: '
          '`compaction_audit.recall.permitted`; adv123 #2); a grant covers only the calls '
          'it names, so a later call it does not cover is the finding ("you can force '
-         'push feature/x", then a force push of main). A call the person rejected, '
-         'cancelled, denied or a hook blocked is said to be tried, not run (`refused` in '
-         'the values: adv123 #9, adv124 #8), a call that ran named before it (adv124 '
-         '#7): the attempt shows the loss mattered.'),
+         'push feature/x", then a force push of main), and a grant the person took back '
+         'by a rewind (`compaction_audit.takeback`) permits nothing (usertest69 #2). A '
+         'call the person rejected, cancelled, denied or a hook blocked is said to be '
+         'tried, not run (`refused` in the values: adv123 #9, adv124 #8), a call that '
+         'ran named before it (adv124 #7): the attempt shows the loss mattered.'),
         ('Issue 12, point 4: a fold dropped "Do not run `lint-tool analyze` in this '
          'repo" and two rounds later a tool call ran it; a fold dropped "never add a '
          '`Co-Authored-By:` trailer" and a later commit carried one. A person asking '

@@ -86,7 +86,8 @@ def _sentences(text: str) -> list[str]:
 
 
 def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
-                      pattern: Callable[[str], str]) -> pl.DataFrame:
+                      pattern: Callable[[str], str], gone: pl.Series | None = None
+                      ) -> pl.DataFrame:
     """``found`` (violations: ``span``, ``object``, ``violated_span`` and more) without the
     rows whose act a person granted between the rule's span and the call, in the order
     of :func:`~compaction_audit.recall.violations.violations`' calls: the round, the
@@ -96,8 +97,10 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
     back ("I changed my mind about the force push", "don't force push"), and a grant for
     one act ("this one time") until a call does it (adv124 #2). ``items``: ``id``,
     ``ri``, ``line``, ``source``, ``text``; ``pattern``: an object's regex as the rule's
-    matching reads a text for it (a whole word or phrase). The same frame when no row is
-    dropped."""
+    matching reads a text for it (a whole word or phrase); ``gone``: the ids the person
+    took back (:func:`~compaction_audit.takeback.taken_back`), whose grants grant nothing
+    (usertest69 #2: a rewound "you can force push" hid a violation). The same frame when
+    no row is dropped."""
     if not found.height:
         return found
     order = (items.select("id", "ri", "line", "source", "text").with_row_index("_p")
@@ -118,6 +121,8 @@ def without_permitted(found: pl.DataFrame, items: pl.DataFrame,
     people = (order
               .filter(person_source(pl.col("source")) & pl.col("text").is_not_null()
                       & (pl.col("_pos") > first) & (pl.col("_pos") < last)
+                      & ~pl.col("id").is_in((gone if gone is not None else
+                                             pl.Series([], dtype=pl.String)).implode())
                       & (pl.col("text").str.to_lowercase().str.contains_any(words)
                          | pl.col("text").str.contains(_TAKEN_BACK_RE.pattern)))
               .select("_pos", "text").rows())

@@ -19,6 +19,7 @@ from compaction_audit.recall import extract as ext
 from compaction_audit.recall.claims import bag
 from compaction_audit.recall.clauses import content_words
 from compaction_audit.recall.survival import stem, survives
+from compaction_audit.takeback import taken_back
 
 __all__ = ["MIN_SENTENCES", "REPEAT_SHARE", "SAME_SENTENCE", "STALE_MAX_CHECKS", "next_items",
            "repeat_share", "stale"]
@@ -168,8 +169,10 @@ def _newer(session: Session, items: pl.DataFrame, pairs: pl.DataFrame
     """For each row of ``pairs`` (``pair`` 0..n-1, ``child`` the predecessor, ``p_ri``,
     ``c_ri``), the newer raw work: ``(id, text, stype)`` of the prose and spec spans born
     in ``[p_ri, c_ri]``, not children of the predecessor, out of the working set at
-    ``c_ri``; ordered by ``ri``, ``line``, then position in the items.  Three joins for
-    all pairs (was three queries per pair, issue 11, class 5)."""
+    ``c_ri`` and not taken back by the person (:func:`~compaction_audit.takeback.taken_back`:
+    a rewound turn is no work a summary should reach, usertest69); ordered by ``ri``,
+    ``line``, then position in the items.  Three joins for all pairs (was three queries
+    per pair, issue 11, class 5)."""
     spans = (items.with_row_index("pos")
              .filter((pl.col("kind") == "span") & pl.col("text").is_not_null()
                      & pl.col("stype").is_in(["prose", "spec"]))
@@ -181,8 +184,10 @@ def _newer(session: Session, items: pl.DataFrame, pairs: pl.DataFrame
         session.membership.select("id", "start", "end"), on="id")
         .filter((pl.col("start") <= pl.col("c_ri")) & (pl.col("end") > pl.col("c_ri")))
         .select("pair", "id").unique())
+    back = taken_back(session).to_frame()
     found = (window.join(own, on=["child", "id"], how="anti")
              .join(kept, on=["pair", "id"], how="anti")
+             .join(back, on="id", how="anti")
              .sort("pair", "ri", "line", "pos"))
     groups: list[list[tuple[str, str, str]]] = [[] for _ in range(pairs.height)]
     for pair, span, text, stype in found.select("pair", "id", "text", "stype").iter_rows():

@@ -117,8 +117,8 @@ def _rules(lost: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
             .join(starts, on="lost_round", how="inner", maintain_order="left"))
 
 
-def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame, items: pl.DataFrame
-                 ) -> pl.DataFrame:
+def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame, items: pl.DataFrame,
+                 gone: pl.Series | None) -> pl.DataFrame:
     """For each rule, the first call at or after its ``start`` that is not its own
     span, holds its object and no person permitted (:func:`_unpermitted`): the rule's
     columns plus the call's ``id``, ``ri``,
@@ -169,13 +169,13 @@ def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame, items: pl.DataFrame
     ran = first(todo, hits.filter(pl.col("refused").is_null()))
     refused = first(todo.join(ran.select("_t"), on="_t", how="anti"),
                     hits.filter(pl.col("refused").is_not_null()))
-    best = _unpermitted(pl.concat([ran, refused]), hits, items)
+    best = _unpermitted(pl.concat([ran, refused]), hits, items, gone)
     return best.drop("_t", "id").join(
         calls.select("ord", "id", "ri", "round", "source", "refused"), on="ord")
 
 
-def _unpermitted(best: pl.DataFrame, hits: pl.DataFrame, items: pl.DataFrame
-                 ) -> pl.DataFrame:
+def _unpermitted(best: pl.DataFrame, hits: pl.DataFrame, items: pl.DataFrame,
+                 gone: pl.Series | None) -> pl.DataFrame:
     """``best`` (one call per rule, ``_t``; the call's ``ord`` and ``id``) with each call a
     person permitted (:func:`~compaction_audit.recall.permitted.without_permitted`)
     replaced by the rule's first later call holding its object that no one permitted,
@@ -184,8 +184,8 @@ def _unpermitted(best: pl.DataFrame, hits: pl.DataFrame, items: pl.DataFrame
     then a push of main (adv125: the first call, permitted, hid the second).  Only the
     rules whose first call was permitted are looked at again (most traces: none)."""
     def allowed(rows: pl.DataFrame) -> pl.DataFrame:
-        return without_permitted(rows.rename({"id": "violated_span"}), items, _said
-                                 ).rename({"violated_span": "id"})
+        return without_permitted(rows.rename({"id": "violated_span"}), items, _said,
+                                 gone).rename({"violated_span": "id"})
 
     kept = allowed(best)
     if kept.height == best.height:
@@ -201,14 +201,16 @@ def _unpermitted(best: pl.DataFrame, hits: pl.DataFrame, items: pl.DataFrame
     return pl.concat([kept, then.select(kept.columns)])
 
 
-def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
-               ) -> pl.DataFrame:
+def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame,
+               gone: pl.Series | None = None) -> pl.DataFrame:
     """Later tool calls that did what a rule lost at a fold forbade, lost identifiers
     reused by a destructive command, and packages installed without a lost pin.
 
     ``lost``: the lost table (``kind``, ``text``, ``span``, ``cause``, ``fold``,
     ``lost_round``, ``reused_span``, ``reused_round``, ``key``).  ``items``: the session
-    items.  ``rounds``: ``ri``, ``round``.  Returns one row per violated item and
+    items.  ``rounds``: ``ri``, ``round``.  ``gone``: the ids the person took back
+    (:func:`~compaction_audit.takeback.taken_back`), whose grants permit nothing.
+    Returns one row per violated item and
     object: ``ri`` (of the violating span), ``key``, ``kind``, ``text``, ``span``,
     ``fold``, ``lost_round``, ``how`` ("command", "write", "destructive" or "unpinned":
     :func:`~compaction_audit.recall.unpinned.unpinned`), ``object``,
@@ -244,7 +246,7 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     rules = _rules(stated, rounds)
     parts = []
     if rules.height and calls.height:
-        parts.append(_first_calls(rules, calls, items).select(
+        parts.append(_first_calls(rules, calls, items, gone).select(
             "ri", "key", "kind", "text", "span", "fold", "lost_round", "how", "object",
             "alt", pl.col("id").alias("violated_span"), pl.col("round").alias("violated_round"),
             pl.col("source").alias("violated_source"), "refused"))
@@ -293,4 +295,4 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame
     found = found.drop("refused").join(
         calls.select(pl.col("id").alias("violated_span"), "refused"), on="violated_span",
         how="left", maintain_order="left")
-    return without_permitted(found, items, _said)
+    return without_permitted(found, items, _said, gone)

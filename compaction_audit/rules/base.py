@@ -242,14 +242,6 @@ def register(cls: R) -> R:
     return cls
 
 
-def product_trace(session: Session) -> bool:
-    """Whether ``session`` is a product's log read by an adapter (or converted from
-    one: its session record names a ``source_format``), not a native log that carries
-    ``compaction`` records of its own (adv132 #4: such a log lost its provenance-floor
-    error to the exemption for products' compactions)."""
-    return session.header.extra.get("source_format") not in (None, "native")
-
-
 def product_fold_rounds(session: Session) -> list[int]:
     """Sorted round indices (``ri``) of a product's compactions: an adapter's
     ``compaction`` record with a summary (Claude Code, Codex, Cline; docs/adapters.md).

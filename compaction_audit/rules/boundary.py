@@ -31,10 +31,10 @@ from compaction_audit.rules.base import (
     fmt_below,
     fmt_change,
     product_fold_rounds,
-    product_trace,
     register,
     sustained,
 )
+from compaction_audit.takeback import product_trace
 
 _HAS_TOKENS = pl.col("retained_tokens") > 0
 _SALIENCE_KNOWN = (pl.col("query_cosine").is_not_null()

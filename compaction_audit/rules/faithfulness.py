@@ -24,6 +24,7 @@ from compaction_audit.recall.stale import stale
 from compaction_audit.recall.violations import actor, violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
 from compaction_audit.rules.recall import recall_of, stated_at, typed_items_of
+from compaction_audit.takeback import taken_back
 
 LIST_CAP = 3
 """Most items a message names; the finding's values keep every one."""
@@ -266,7 +267,9 @@ class StaleSummary(Rule):
     """What it checks: a summary that repeats most (60 %) of its predecessor's
     sentences nearly word for word while prose spans newer than the predecessor (a
     person's or the assistant's words holding a discriminator) are out of the working
-    set and the summary states none of their discriminators (at least half of them).
+    set and the summary states none of their discriminators (at least half of them); a
+    turn the person took back by a rewind (:mod:`compaction_audit.takeback`) is no newer
+    work.
     Where its "Next", to-do or pending section proposes work that a newer span shows
     done, the same finding says so (and that alone, with the repetition, fires it).
 
@@ -327,7 +330,8 @@ class LostRuleViolated(Rule):
     and the call ("--force is fine now", "you can force push it", before the compaction
     or after it: :mod:`compaction_audit.recall.permitted`; adv123 #2); a grant covers only
     the calls it names, so a later call it does not cover is the finding ("you can force
-    push feature/x", then a force push of main).  A call the person
+    push feature/x", then a force push of main), and a grant the person took back by a
+    rewind (:mod:`compaction_audit.takeback`) permits nothing (usertest69 #2).  A call the person
     rejected, cancelled, denied or a hook blocked is said to be tried, not run (``refused``
     in the values: adv123 #9, adv124 #8), a call that ran named before it (adv124 #7):
     the attempt shows the loss mattered.
@@ -382,7 +386,8 @@ class LostRuleViolated(Rule):
                "round 5; Bash call t7 ran 'lint-tool analyze' at round 5")
 
     def evaluate(self, ctx: Context) -> Outcome:
-        found = violations(recall_of(ctx).lost, ctx.session.items, ctx.session.rounds)
+        found = violations(recall_of(ctx).lost, ctx.session.items, ctx.session.rounds,
+                           taken_back(ctx.session))
         if found.height == 0:
             return Outcome(_EMPTY)
         if found["refused"].null_count() == found.height:  # every call ran: no key
