@@ -231,3 +231,10 @@ def test_a_null_parent_needs_a_null_first_parent(tmp_path: Path) -> None:
     lines[0]["parentUuid"] = None
     lines[-1]["parentUuid"] = None
     assert dropped(run(tmp_path, lines)) == []
+
+
+def test_a_file_of_null_parents_is_no_tree(tmp_path: Path) -> None:
+    """Every line's parent written null (a converter's file, not Claude Code's): a null
+    parent goes back to nothing, and every turn stays."""
+    lines = [{**obj, "parentUuid": None} for obj in HEAD]
+    assert dropped(run(tmp_path, lines)) == []

@@ -25,8 +25,9 @@ the context with no summary and hide their loss:
   ending at a line with a null parent places something only when it is the chain the
   conversation's first message hangs from (a rewind to the first prompt), and a null
   parent itself only when the first message's is null too (the same: Claude Code reads
-  a null parent as a root, so the lines before it are out of the conversation), both
-  before the first compaction.
+  a null parent as a root, so the lines before it are out of the conversation) and the
+  message before the line names its parent (a file that writes every parent null, as
+  a converter may, is no tree), both before the first compaction.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Branches:
         self.order: list[tuple[int, str]] = []  # pos's entries in the order they came
         self.turns: list[int] = []
         self.started = False  # a conversation message has been read
+        self.linked = False  # the last one read names a parent
         self.rewinds = 0
         self.dropped = 0
 
@@ -74,7 +76,7 @@ class Branches:
         if not self.turns:
             return None
         found = self.anchor.get(parent) if parent is not None else (
-            self.NULL if has_parent else None)
+            self.NULL if has_parent and self.linked else None)
         start = self.pos.get(found) if found is not None else None
         if start is None or self.turns[-1] < start:
             return None
@@ -102,6 +104,7 @@ class Branches:
             if root is not None:
                 self._place(root, before)
         self.anchor[uuid] = uuid
+        self.linked = parent is not None
         self._place(uuid, after)
 
     def turn(self, entered: int) -> None:
