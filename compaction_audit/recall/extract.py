@@ -155,7 +155,7 @@ _LETTER_START = [
                rf"|(?:us|europe|asia|australia|northamerica|southamerica|me|africa)-{_DIR}\d\b)"),
     ("version1", r"[vV]\d++(?:\.\d++)*+" + _VSUFFIX),
     ("path1", _PATH_REL + r"|[A-Za-z]:\\[\w\\.-]+|" + _PATH_BARE),
-    ("ticket1", r"[A-Z][A-Z0-9]{1,9}-\d+\b"),
+    ("ticket1", r"[A-Z][A-Z0-9]{1,9}-\d+(?:-\d+)*\b"),  # CVE-2024-3094 whole (usertest69 #3)
     ("migration", r"(?i:migrations?\s+(?:id:?\s*)?#?(?P<mig>\d[\w-]*))"),
     ("hash1", _HASH),
     ("dotted", r"[A-Za-z_][\w@-]*+(?:\.[A-Za-z0-9_][\w-]*+)++"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from compaction_audit.recall.extract import extract
 from compaction_audit.recall.survival import survives
 
@@ -75,3 +77,17 @@ def test_scope_only_in_an_environment_context() -> None:
 def test_sentence_case_code_span_is_quoted_copy() -> None:
     assert found("show `Closed 7 annotations` in the flash") == set()
     assert found("run `kubectl rollout undo` now") == {("identifier", "kubectl rollout undo")}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Patch CVE-2024-3094 in xz now.", "CVE-2024-3094"),
+    ("See INC-2024-0042 first.", "INC-2024-0042"),
+    ("Fix JIRA-123 today.", "JIRA-123"),
+    ("On branch PROJ-123-login-bug.", "PROJ-123"),
+    ("Patch CVE-2024-3094a.", "CVE-2024"),
+])
+def test_a_ticket_keeps_its_numbered_parts(text: str, expected: str) -> None:
+    """usertest69 #3: CVE-2024-3094 was read as CVE-2024, so a summary naming another
+    CVE of 2024 kept the fact; the parts after the first number are the id's when they
+    are numbers too (a branch's words are not)."""
+    assert expected in [d.text for d in extract(text) if d.kind.value == "identifier"]
