@@ -238,3 +238,15 @@ def test_a_file_of_null_parents_is_no_tree(tmp_path: Path) -> None:
     parent goes back to nothing, and every turn stays."""
     lines = [{**obj, "parentUuid": None} for obj in HEAD]
     assert dropped(run(tmp_path, lines)) == []
+
+
+def test_a_rewound_fact_is_no_loss_by_eviction_either(tmp_path: Path) -> None:
+    """The turns taken back left with no fold: the recall analysis read their facts as
+    lost by eviction (the JSON's lost_discriminators, the recall debt) while the note
+    said "not judged as lost"."""
+    lines = chain(*HEAD, after("a1", user_line("u3", "Only check the index instead.")),
+                  reply("a3", "The index is fine."), *FOLD)
+    run(tmp_path, lines)
+    report = api.audit(str(tmp_path / "session.jsonl"))
+    texts = [d["text"] for d in report.extra["lost_discriminators"]]
+    assert not any("psycopg" in t or "migration" in t for t in texts), texts

@@ -136,3 +136,15 @@ def test_never_before_codex_first_turn(tmp_path: Path) -> None:
     out = rollout(tmp_path, [message("user", "<environment_context>cwd /srv</environment_context>"),
                              *TURNS, rolled(9)])
     assert len(ids(out, len(TURNS) + 3)) == 1  # the injected message stays
+
+
+def test_a_turn_rolled_back_after_a_compaction_is_no_loss_by_eviction(tmp_path: Path) -> None:
+    """The rollback evicts with no fold: its turn's facts were listed as lost by
+    eviction (usertest69's class: a take-back is never said)."""
+    compacted = ("compacted", {"message": "Summary: an index was added on invoices.number.",
+                               "replacement_history": []})
+    rollout(tmp_path, [*TURNS[:2], compacted, *TURNS[2:], rolled(1),
+                       message("user", "Only check the index."), message("assistant", "Fine.")])
+    report = api.audit(str(tmp_path / "rollout.jsonl"))
+    texts = [d["text"] for d in report.extra["lost_discriminators"]]
+    assert not any("legacy_invoices" in t or "backup" in t for t in texts), texts

@@ -39,6 +39,7 @@ from compaction_audit.recall.factkeys import fact_key, with_unbound_holders
 from compaction_audit.recall.ranking import person_source
 from compaction_audit.recall.textwork import Extracted, Survived, TextJobs
 from compaction_audit.series import Series
+from compaction_audit.takeback import taken_back
 
 
 def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
@@ -58,6 +59,9 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     folds = fold_checks(session, extracted, survived, items, rows)
     occ, held, names = _occurrences(session, series, extracted, survived, items, shallow, rows)
     del rows
+    gone = taken_back(session)  # what the person took back was never said: no loss, no
+    if gone.len():  # question, no re-read (usertest69: a rewound rule was lost by eviction)
+        occ = occ.filter(~pl.col("id").is_in(gone.implode()))
     folds = bound_again(_without_names(folds, names), held)
     # a summary's own words, no leaf's fact (after a bare value is read as the pin
     # its summary kept: usertest49 #1)
