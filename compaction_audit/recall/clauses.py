@@ -97,6 +97,10 @@ reverted to 30000", "then reverted it back to v4.1.9", "then rolled it back to 3
 not an object of its own ("then reverted the schema migration", "then reverted to the
 old schema": adv104 #6, adv105 #1, whose left side, taken from before "then", made the
 invented revert read as supported)."""
+_COORDINATED_RE = re.compile(r"(?:\band|\bbut|\bthen|[,;])[ \t]*$")
+"""What ends the text before a negation's auxiliary that opens a coordinated
+imperative ("..., and do NOT use --force"): it has no subject to show (usertest69 #4: a
+kept no-force rule was listed lost with the lost setting before it)."""
 _SUBJECT_SHOWN = frozenset({"not", "must", "only"})  # "Existing tests with only `uuid` ..."
 _ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
 _NEGATED = frozenset({Kind.ORDERING, Kind.CONDITION})  # ... and a negation's: _no_step_between
@@ -560,7 +564,10 @@ def scan_clauses(text: str, out: list[Discriminator],
             start, left = _left(low, masked, prev_end, first)
         elif kind is Kind.NEGATION and (aux := _AUX_RE.search(low, max(0, first - 8), first)):
             start = aux.start()
-        if not left and family in _SUBJECT_SHOWN:  # the subject in the text, not the norm
+        if not left and family in _SUBJECT_SHOWN and not (
+                kind is Kind.NEGATION and _COORDINATED_RE.search(low, 0, start)):
+            # the subject in the text, not the norm; none for a coordinated imperative:
+            # "set max_connections = 200 and do NOT use --force" forbids the second only
             subject, said = _left(low, masked, prev_end, first)
             if said and not any(m[2] < first and m[3] > subject for m in marks[max(0, i - 3):i]):
                 start = min(start, subject)

@@ -91,3 +91,15 @@ def test_a_ticket_keeps_its_numbered_parts(text: str, expected: str) -> None:
     CVE of 2024 kept the fact; the parts after the first number are the id's when they
     are numbers too (a branch's words are not)."""
     assert expected in [d.text for d in extract(text) if d.kind.value == "identifier"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Please set max_connections = 200 and do NOT use --force when restarting.",
+     "do NOT use --force when restarting"),
+    ("Deploy it with hugo 0.120.4, and do NOT purge the CDN cache.",
+     "do NOT purge the CDN cache"),
+])
+def test_a_coordinated_negation_forbids_only_its_own_words(text: str, expected: str) -> None:
+    """usertest69 #4: the negation began at the sentence, so a summary that kept the
+    no-force rule but lost the setting before it listed the rule as a lost negation."""
+    assert [d.text for d in extract(text) if d.kind.value == "negation"] == [expected]
