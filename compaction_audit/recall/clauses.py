@@ -98,9 +98,10 @@ not an object of its own ("then reverted the schema migration", "then reverted t
 old schema": adv104 #6, adv105 #1, whose left side, taken from before "then", made the
 invented revert read as supported)."""
 _COORDINATED_RE = re.compile(r"(?:\band|\bbut|\bthen|[,;])[ \t]*$")
-"""What ends the text before a negation's auxiliary that opens a coordinated
-imperative ("..., and do NOT use --force"): it has no subject to show (usertest69 #4: a
-kept no-force rule was listed lost with the lost setting before it)."""
+"""What ends the text before a negation's "do" that opens a coordinated imperative
+("..., and do NOT use --force"): it has no subject to show (usertest69 #4: a kept
+no-force rule was listed lost with the lost setting before it).  A plain "not" after a
+comma keeps its subject ("X reports 0.43, not 0.69")."""
 _SUBJECT_SHOWN = frozenset({"not", "must", "only"})  # "Existing tests with only `uuid` ..."
 _ABSORBED = frozenset({Kind.NEGATION, Kind.CONSTRAINT})  # nested markers a clause keeps
 _NEGATED = frozenset({Kind.ORDERING, Kind.CONDITION})  # ... and a negation's: _no_step_between
@@ -547,7 +548,7 @@ def scan_clauses(text: str, out: list[Discriminator],
         negative = kind is Kind.NEGATION or not NEGATION_WORDS.isdisjoint(right)
         if negative:
             right = [w for w in right if w not in NEGATION_WORDS]
-        start = first
+        start, imperative = first, False
         left: list[str] = []  # (was list[str](): a generic alias called per clause)
         if family in _TWO_SIDED:  # its left side may be the previous clause's object
             # not the words a negation before it forbids: "Do not use --force, then
@@ -564,8 +565,9 @@ def scan_clauses(text: str, out: list[Discriminator],
             start, left = _left(low, masked, prev_end, first)
         elif kind is Kind.NEGATION and (aux := _AUX_RE.search(low, max(0, first - 8), first)):
             start = aux.start()
-        if not left and family in _SUBJECT_SHOWN and not (
-                kind is Kind.NEGATION and _COORDINATED_RE.search(low, 0, start)):
+            imperative = low[start:start + 3] == "do " and bool(
+                _COORDINATED_RE.search(low, 0, start))
+        if not left and family in _SUBJECT_SHOWN and not imperative:
             # the subject in the text, not the norm; none for a coordinated imperative:
             # "set max_connections = 200 and do NOT use --force" forbids the second only
             subject, said = _left(low, masked, prev_end, first)
