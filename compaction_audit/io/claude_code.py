@@ -16,7 +16,9 @@ lines shown only in the transcript) are counted in the session record's
 with lines left out (issue 11, adv9 F5).  A queued message
 (``queue-operation`` ``enqueue``) a person typed is a user turn; text the product
 injects in the user role gets a ``harness:*`` source (:mod:`compaction_audit.io.harness`)
-and never opens a round.  Other bookkeeping lines (``progress``,
+and never opens a round.  An ``attachment`` the model reads as a document (an
+@-mentioned file, ...) is a span (:mod:`compaction_audit.io.claude_attachments`).
+Other bookkeeping lines (``progress``,
 ``file-history-snapshot``, ``summary`` titles, ...) are ignored; a line of any other
 ``type`` is counted as not read, by type (adv27 F2).
 """
@@ -33,6 +35,7 @@ import orjson
 
 from compaction_audit.errors import LogError
 from compaction_audit.io import harness
+from compaction_audit.io.claude_attachments import document, queued_prompt
 from compaction_audit.io.claude_branches import Branches
 from compaction_audit.io.documents import SHAPE_ERRORS
 from compaction_audit.io.tokens import (
@@ -236,6 +239,8 @@ class _Converter:
         self.waiting: Counter[str] = Counter()  # of those, not yet delivered
         self.by_line: Counter[str] = Counter()  # delivered as a line, still in queued
         self.deferred: list[tuple[int, str]] = []  # queued between boundary and summary
+        # attachments' documents between a boundary and its summary: read after them
+        self.deferred_docs: list[tuple[int, str, str, str, int]] = []
         self.branches = Branches()  # where a line goes back to an earlier message
         self.taken_back: list[str] = []  # what a rewind took back, until its line's round
 
@@ -285,6 +290,8 @@ class _Converter:
         if kind == "queue-operation":
             self.queue_operation(line, obj)
             return
+        if kind == "attachment" and type(obj.get("attachment")) is dict:
+            self.attachment(line, obj, obj["attachment"])
         if kind not in _MESSAGE_TYPES:
             self.link(obj)
             if kind is None or kind not in _BOOKKEEPING:  # counted, never dropped
@@ -545,6 +552,42 @@ class _Converter:
                 self.asm.span(line, base, source, text,
                               estimate_tokens(text) + count * IMAGE_TOKENS)
 
+    def attachment(self, line: int, obj: dict[str, Any], body: dict[str, Any]) -> None:
+        """An ``attachment`` line (:mod:`compaction_audit.io.claude_attachments`): a
+        document the model read (an @-mentioned file, a directory listing, a file
+        changed outside the agent) is a span; a message the person queued is one, as a
+        ``queue-operation`` ``enqueue`` is (unless that delivered it already); the
+        product's reminders are not read.  A subagent's attachment in a main transcript
+        is counted as not read, as its other lines are.  Between a ``compact_boundary``
+        and its summary line a document waits for the compaction (Claude Code attaches
+        the files it read again after one)."""
+        if _get(obj, "isSidechain") is True and self.sidechain_file is not True:
+            self.not_read["of a subagent (isSidechain) in a main transcript: not read"] += 1
+            return
+        uuid = obj.get("uuid")
+        base = uuid if isinstance(uuid, str) else f"line-{line}"
+        found = document(body)
+        if isinstance(found, str):
+            self.not_read[found] += 1
+        elif found is not None:
+            source, text, images = found
+            tokens = estimate_tokens(text) + images * IMAGE_TOKENS
+            if self.boundary is not None:
+                self.deferred_docs.append((line, base, source, text, tokens))
+            else:
+                self.asm.span(line, base, source, text, tokens)
+        elif (typed := queued_prompt(body)) is not None and harness.claude_text_source(
+                typed) == harness.USER:
+            if self.waiting[typed] > 0:  # its enqueue line made the turn already
+                self.waiting[typed] -= 1
+                self.by_line[typed] += 1
+            elif self.boundary is not None:
+                self.deferred.append((line, typed))
+            else:
+                self.asm.turn(line)
+                self.epoch += 1
+                self.asm.span(line, base, harness.USER, typed)
+
     def queue_operation(self, line: int, obj: dict[str, Any]) -> None:
         """A ``queue-operation`` line: a message typed while the agent was busy.
 
@@ -728,6 +771,9 @@ class _Converter:
             self.asm.turn(at)
             self.asm.span(at, f"line-{at}", harness.USER, queued)
         self.deferred.clear()
+        for at, doc_id, kind, body, size in self.deferred_docs:
+            self.asm.span(at, doc_id, kind, body, size)
+        self.deferred_docs.clear()
 
     def microcompact(self, line: int, obj: dict[str, Any]) -> None:
         """A ``microcompact_boundary``: old tool results cleared, no summary."""

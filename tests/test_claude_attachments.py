@@ -1,0 +1,150 @@
+"""Claude Code ``attachment`` lines (adv134 #1): an @-mentioned file, a directory
+listing and a file changed outside the agent are documents the model read (Claude Code
+sends a file as a ``Read`` call and its result), a queued command is the person's
+message, and the product's reminders are not read; a document of a shape not known is
+counted as a line not read, never dropped in silence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compaction_audit import api
+from compaction_audit.io import claude_attachments
+from tests.test_adapters_claude_code import boundary, queue, reply, run, summary_line, user_line
+
+CONFIG = "db_host: db-r7.internal\nlisten_port: 6543\nread_timeout_ms: 45000\n"
+
+
+def attached(uuid: str, body: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "attachment", "uuid": uuid, "sessionId": "s-h", "attachment": body,
+            **extra}
+
+
+def mentioned(text: str = CONFIG, form: str = "text") -> dict[str, Any]:
+    content: dict[str, Any] = {"type": form}
+    if form == "text":
+        content["file"] = {"filePath": "/w/config/db.yaml", "content": text}
+    return {"type": "file", "filename": "/w/config/db.yaml", "content": content}
+
+
+def spans(out: list[tuple[int, dict[str, Any]]]) -> list[tuple[str, str]]:
+    return [(s["source"], s.get("text", "")) for _, r in out[1:] for s in r["spans"]]
+
+
+def session(*middle: dict[str, Any]) -> list[dict[str, Any]]:
+    return [user_line("u1", "Fix the staging DB timeout; the settings are in "
+                            "@config/db.yaml."), *middle,
+            reply("a1", "I will raise the timeout after checking the replica."),
+            boundary("b1", "a1"), summary_line("s1", "Summary: fixing the DB timeout."),
+            user_line("u2", "Go on.")]
+
+
+def lost(tmp_path: Path) -> set[str]:
+    report = api.audit(str(tmp_path / "session.jsonl"))
+    return {i["text"] for c in report.compactions for i in c.get("lost", [])}
+
+
+def test_a_mentioned_file_is_read_and_its_values_can_be_lost(tmp_path: Path) -> None:
+    out = run(tmp_path, session(attached("f1", mentioned())))
+    assert ("tool_result:Read", CONFIG) in spans(out)
+    assert "lines_not_read" not in out[0][1]
+    assert {"read_timeout_ms: 45000", "listen_port: 6543"} <= lost(tmp_path)
+
+
+def test_the_same_as_the_file_read_by_the_read_tool(tmp_path: Path) -> None:
+    """The control: what the audit finds is the same as for a Read call's result."""
+    run(tmp_path, session(attached("f1", mentioned())))
+    by_attachment = lost(tmp_path)
+    call = {"type": "assistant", "uuid": "t1", "sessionId": "s-h", "message": {
+        "id": "m-t1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "call-1", "name": "Read",
+             "input": {"file_path": "/w/config/db.yaml"}}]}}
+    result = user_line("r1", [{"type": "tool_result", "tool_use_id": "call-1",
+                               "content": CONFIG}])
+    run(tmp_path, session(call, result))
+    assert by_attachment == lost(tmp_path) - {"/w/config/db.yaml"}
+
+
+def test_an_image_is_an_image_span(tmp_path: Path) -> None:
+    out = run(tmp_path, session(attached("f1", mentioned(form="image"))))
+    (span,) = [s for _, r in out[1:] for s in r["spans"] if s["source"] == "tool_result:Read"]
+    assert span["tokens"] > 0 and span.get("text", "") == ""
+
+
+@pytest.mark.parametrize("body", [
+    mentioned(form="pdf"), mentioned(form="notebook"),
+    {"type": "file", "filename": "x.yaml", "content": {"type": "text", "file": {}}},
+    {"type": "directory", "path": "/w", "content": ["a", "b"]},
+    {"type": "edited_text_file", "filename": "x.py", "snippet": 7},
+])
+def test_a_document_of_a_shape_not_known_is_counted_not_read(
+        tmp_path: Path, body: dict[str, Any]) -> None:
+    out = run(tmp_path, session(attached("f1", body)))
+    assert out[0][1]["lines_not_read"] == 1
+    assert any("of an attachment whose content this reader does not read" in n
+               for n in out[0][1]["reader_notes"])
+
+
+def test_a_listing_and_an_edited_file(tmp_path: Path) -> None:
+    out = run(tmp_path, session(
+        attached("d1", {"type": "directory", "path": "/w", "content": "app.py\nsetup.cfg"}),
+        attached("e1", {"type": "edited_text_file", "filename": "/w/app.py",
+                        "snippet": "  3\tTIMEOUT_MS = 45000"}),
+        attached("e2", {"type": "edited_text_file", "filename": "/w/b.py"})))
+    assert [s for s in spans(out) if s[0].startswith("tool_result:")] == [
+        ("tool_result:Bash", "app.py\nsetup.cfg"), ("tool_result:Read", "  3\tTIMEOUT_MS = 45000")]
+
+
+@pytest.mark.parametrize("body", [
+    {"type": "plan_mode", "planFilePath": "/p/plan.md"},
+    {"type": "hook_success", "hookName": "SessionStart", "stdout": "ok"},
+    {"type": "todo_reminder", "content": [{"content": "write tests"}]},
+    {"type": "hook_additional_context", "content": ["Branch is main."]},
+])
+def test_the_products_reminders_are_not_read(tmp_path: Path, body: dict[str, Any]) -> None:
+    plain = spans(run(tmp_path, session()))
+    out = run(tmp_path, session(attached("x1", body)))
+    assert spans(out) == plain and "lines_not_read" not in out[0][1]
+
+
+def test_a_queued_command_is_the_persons_message_once(tmp_path: Path) -> None:
+    text = "Also keep read_timeout_ms at 45000."
+    command = {"type": "queued_command", "prompt": text}
+    alone = run(tmp_path, session(attached("q1", command)))
+    assert spans(alone).count(("user", text)) == 1
+    rounds = [r for _, r in alone[1:] if any(s.get("text") == text for s in r["spans"])]
+    assert rounds[0]["spans"][0]["text"] == text  # it opened a round of its own
+    with_enqueue = run(tmp_path, session(queue("enqueue", text), attached("q1", command)))
+    assert spans(with_enqueue).count(("user", text)) == 1  # delivered, not typed twice
+    notice = {"type": "queued_command", "prompt": "<task-notification>done</task-notification>",
+              "commandMode": "task-notification"}
+    assert not any(s[0] == "user" and "task-notification" in s[1]
+                   for s in spans(run(tmp_path, session(attached("q2", notice)))))
+
+
+def test_a_file_attached_between_a_boundary_and_its_summary_is_not_folded(
+        tmp_path: Path) -> None:
+    """Claude Code attaches the files it read again after a compaction."""
+    lines = [user_line("u1", "Fix the DB timeout."), reply("a1", "Looking."),
+             boundary("b1", "a1"), attached("f1", mentioned()),
+             summary_line("s1", "Summary: fixing the DB timeout."), user_line("u2", "Go on.")]
+    out = run(tmp_path, lines)
+    (compaction,) = [r for _, r in out[1:] if "compaction" in r]
+    assert compaction["summaries"][0]["children"] == ["u1", "a1"]
+    assert ("tool_result:Read", CONFIG) in spans(out)
+    assert len([r for _, r in out[1:] if "compaction" in r]) == 1
+
+
+def test_a_subagents_attachment_is_counted_not_read(tmp_path: Path) -> None:
+    out = run(tmp_path, session(attached("f1", mentioned(), isSidechain=True)))
+    assert out[0][1]["lines_not_read"] == 1
+    assert ("tool_result:Read", CONFIG) not in spans(out)
+
+
+def test_the_module_reads_no_other_type() -> None:
+    assert claude_attachments.document({"type": "plan_file_reference",
+                                        "planContent": "# Plan"}) is None
+    assert claude_attachments.queued_prompt({"type": "file"}) is None
