@@ -51,11 +51,13 @@ def test_the_number_of_turns(tmp_path: Path, n: int, left: int) -> None:
     assert len(ids(out, len(TURNS) + 2)) == left
 
 
-@pytest.mark.parametrize("n", [-1, 1.5, "1", None])
+@pytest.mark.parametrize("n", [-1, 1.5, "1", None, 1e30, 2**32])
 def test_a_bad_count_is_an_error_naming_the_field(tmp_path: Path, n: Any) -> None:
     with pytest.raises(LogError) as err:
         rollout(tmp_path, [*TURNS, rolled(n)])
     assert err.value.line == len(TURNS) + 2 and err.value.field == "payload.num_turns"
+    if n is not None:  # adv134: "of 0 or more" was said of 10^30
+        assert err.value.message == "expected a whole number from 0 to 4,294,967,295"
 
 
 def test_a_rolled_back_rule_is_not_lost_at_the_next_compaction(tmp_path: Path) -> None:

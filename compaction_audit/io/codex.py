@@ -61,6 +61,8 @@ compaction's message: about 240 bytes a node, 120 MB.  Past it the rollout is an
 exit 2.  Codex carries over about :data:`KEEP_USER_TOKENS` of user messages (80,000
 bytes), and those match spans."""
 
+_U32_MAX = 2**32 - 1
+"""The largest ``num_turns`` codex-rs writes (a u32)."""
 KEEP_USER_TOKENS = 20_000
 """Without ``replacement_history`` Codex rebuilds the context from the most recent
 user messages up to about this many tokens; the adapter keeps the same ones."""
@@ -363,11 +365,12 @@ class _Converter:
         compaction's summary too).  Those
         items leave the working set with no summary (usertest68 #2: a turn the user
         rolled back was folded by the next compaction and read as a person's lost
-        rule).  Raises :class:`LogError` when ``num_turns`` is not a whole number of 0
-        or more."""
-        if type(turns) is not int or turns < 0:
-            raise self.fail(line, "expected a whole number of 0 or more" if turns is not None
-                            else "missing field", "payload.num_turns")
+        rule).  Raises :class:`LogError` when ``num_turns`` is not a whole number from 0
+        to 4,294,967,295 (codex-rs writes a u32; a larger one is read as a float by the
+        JSON decoder: adv134 said "of 0 or more" of 10^30)."""
+        if type(turns) is not int or not 0 <= turns <= _U32_MAX:
+            raise self.fail(line, f"expected a whole number from 0 to {_U32_MAX:,}"
+                            if turns is not None else "missing field", "payload.num_turns")
         working = self.asm.working
         live = [b for b in self.boundaries if b[0] is None or b[0] in working]
         first = next((n for item, n, _ in live if item is not None), None)
