@@ -305,8 +305,9 @@ class StaleSummary(Rule):
         text = f"summary {v['summary']} repeats {share} % of {v['previous']}"
         lost = v["unreached"]
         if lost:
-            shown = ", ".join(lost[:LIST_CAP]) + (f" and {len(lost) - LIST_CAP} more"
-                                                  if len(lost) > LIST_CAP else "")
+            at = stated_at(ctx, set(lost[:LIST_CAP]))  # a product's spans by their line
+            shown = ", ".join(f"{s} ({at[s]})" if s in at else s for s in lost[:LIST_CAP]) + (
+                f" and {len(lost) - LIST_CAP} more" if len(lost) > LIST_CAP else "")
             text += f"; {len(lost)} of {v['newer']} newer span(s) reach no summary ({shown})"
         for d in v["done_next"][:LIST_CAP]:
             text += f"; Next item {d['item']!r} was done in {d['span']}"

@@ -70,3 +70,13 @@ def test_a_turn_taken_back_is_no_newer_work(tmp_path: Path) -> None:
 
 def test_the_same_turn_kept_is_newer_work_no_summary_reached(tmp_path: Path) -> None:
     assert "CA306" in codes(tmp_path, stale_session(rewind=False))
+
+
+def test_the_newer_spans_are_named_by_their_lines(tmp_path: Path) -> None:
+    """usertest69: a product's span ids (uuids) say nothing to a reader; its line does."""
+    import orjson
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in stale_session(rewind=False)))
+    (message,) = [f.message for f in api.audit(str(path)).findings if f.code == "CA306"]
+    assert message.endswith("2 of 2 newer span(s) reach no summary (u2 (line 5), a2 (line 6))")
