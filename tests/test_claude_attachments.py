@@ -148,3 +148,43 @@ def test_the_module_reads_no_other_type() -> None:
     assert claude_attachments.document({"type": "plan_file_reference",
                                         "planContent": "# Plan"}) is None
     assert claude_attachments.queued_prompt({"type": "file"}) is None
+
+
+OPENED = ("<ide_opened_file>The user opened the file /w/src/header.tsx in the IDE. This "
+          "may or may not be related to the current task.</ide_opened_file>")
+SELECTED = ("<ide_selection>The user selected the lines 10 to 11 from /w/settings.py:\n"
+            "POOL_SIZE = 64\nSTATEMENT_TIMEOUT_MS = 9000\n\nThis may or may not be related "
+            "to the current task.</ide_selection>")
+
+
+@pytest.mark.parametrize("content", [
+    [{"type": "text", "text": OPENED}, {"type": "text", "text": "Fix the header wrap."}],
+    OPENED + "\nFix the header wrap.",
+])
+def test_the_ides_note_of_the_file_open_is_not_the_persons(tmp_path: Path,
+                                                           content: Any) -> None:
+    """usertest70 #1: VS Code's note ("This may or may not be related to the current
+    task.") was a person's lost negation: a false error on every VS Code session."""
+    out = run(tmp_path, [user_line("u1", content), reply("a1", "Fixed.")])
+    assert ("user", "Fix the header wrap.") in spans(out)
+    assert ("harness:meta", OPENED) in spans(out) or ("harness:meta", OPENED + "\nFix the "
+                                                      "header wrap.") in spans(out)
+    assert not any(s == "user" and "may not be related" in t for s, t in spans(out))
+
+
+@pytest.mark.parametrize("content", [
+    [{"type": "text", "text": SELECTED}, {"type": "text", "text": "Why is this slow?"}],
+    SELECTED + "\nWhy is this slow?",
+])
+def test_an_ide_selection_is_a_document_the_model_read(tmp_path: Path, content: Any) -> None:
+    out = run(tmp_path, [user_line("u1", content), reply("a1", "Looking.")])
+    assert ("tool_result:Read", SELECTED) in spans(out)
+    assert ("user", "Why is this slow?") in spans(out)
+
+
+def test_a_selected_lines_attachment_is_a_document(tmp_path: Path) -> None:
+    body = {"type": "selected_lines_in_ide", "filename": "/w/settings.py", "lineStart": 10,
+            "lineEnd": 11, "content": "POOL_SIZE = 64\nSTATEMENT_TIMEOUT_MS = 9000"}
+    out = run(tmp_path, session(attached("s9", body)))
+    assert ("tool_result:Read", body["content"]) in spans(out)
+    assert "STATEMENT_TIMEOUT_MS = 9000" in lost(tmp_path)

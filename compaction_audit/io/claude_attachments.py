@@ -5,7 +5,7 @@ Each turn Claude Code computes attachments and sends some of them to the model w
 the prompt; the transcript writes each as a line ``{"type": "attachment",
 "attachment": {"type": ...}}``.  Most are the product's own reminders (plan mode, todo
 lists, hook statuses, tool listings, token counts): harness, as ``isMeta`` lines are,
-and not read.  Three carry what the model reads as a document, and a fourth a person's
+and not read.  Four carry what the model reads as a document, and a fifth a person's
 words (adv134 #1: an @-mentioned file's values were never audited, and a compaction
 that dropped them passed the gate, where the same file read by the ``Read`` tool
 failed it):
@@ -17,7 +17,10 @@ failed it):
 * ``directory`` and ``new_directory``: sent as an ``ls`` by ``Bash``: their
   ``content`` is a ``tool_result:Bash`` span;
 * ``edited_text_file`` (a file changed outside the agent): its ``snippet`` (the
-  changed lines, ``cat -n``) is a ``tool_result:Read`` span;
+  changed lines, ``cat -n``) is a ``tool_result:Read`` span, and
+  ``selected_lines_in_ide`` (lines a person selected in the IDE) its ``content``
+  (usertest70 #2; the IDE extension's inline ``<ide_selection>`` block is read the same
+  way: :data:`~compaction_audit.io.harness.IDE_SELECTION`);
 * ``queued_command``: a message the person typed while the agent worked, delivered in
   the turn (the caller reads it as a queued message).
 
@@ -56,6 +59,9 @@ def document(attachment: dict[str, Any]) -> tuple[str, str, int] | str | None:
     if kind in ("directory", "new_directory"):
         text = attachment.get("content")
         return (BASH, text, 0) if isinstance(text, str) else UNREAD.format(kind)
+    if kind == "selected_lines_in_ide":  # the lines a person selected in the IDE
+        text = attachment.get("content")
+        return (READ, text, 0) if isinstance(text, str) else UNREAD.format(kind)
     if kind == "edited_text_file":
         text = attachment.get("snippet")
         if text is None:  # a change named without its lines: nothing read

@@ -513,9 +513,12 @@ class _Converter:
                     if source == harness.COMMAND and (args := _stating(
                             harness.command_args(text))):
                         groups.setdefault(harness.USER, []).extend(args)  # typed words
-                    elif (source == harness.META and not any(flags.values())
+                    elif (source in (harness.META, harness.IDE_SELECTED)
+                          and not any(flags.values())
                           and (typed := harness.typed_after_notice(text))):
                         groups.setdefault(harness.USER, []).append(typed)  # (adv116 B3)
+                        if source == harness.IDE_SELECTED:  # the selection, not the words
+                            groups[source][-1] = text[:text.rindex(typed)].rstrip()
             elif kind in ("image", "document"):
                 images += 1
             elif kind == "tool_result":

@@ -72,8 +72,16 @@ def command_args(text: str) -> list[str]:
 
 CLAUDE_META_PREFIXES = (
     "<task-notification>", "<system-reminder>", "[Request interrupted by user",
+    "<ide_opened_file>",
 )
-"""Other Claude Code user-role notices: background tasks, reminders, interrupt markers."""
+"""Other Claude Code user-role notices: background tasks, reminders, interrupt markers,
+the IDE's note of the file open (usertest70 #1: "This may or may not be related to the
+current task." was a person's lost negation, a false error on every VS Code session)."""
+
+IDE_SELECTION = "<ide_selection>"
+"""How the IDE extension opens the lines a person selected: a document the model reads,
+as an @-mentioned file (:data:`IDE_SELECTED`), not the person's words."""
+IDE_SELECTED = "tool_result:Read"
 
 CLAUDE_SKILL_PREFIX = "Base directory for this skill"
 """How Claude Code opens the (``isMeta``) line that injects a skill document."""
@@ -98,7 +106,9 @@ CODEX_PREFIXES = (
 
 _NON_SPACE = re.compile(r"\S")
 _NOTICE_ENDS = (("<system-reminder>", "</system-reminder>"),
-                ("[Request interrupted by user", "]"))
+                ("[Request interrupted by user", "]"),
+                ("<ide_opened_file>", "</ide_opened_file>"),
+                (IDE_SELECTION, "</ide_selection>"))
 """The notices a person's words may follow in one block; not a task notification, whose
 block the product ends with its own words ("Read the output file to retrieve the
 result: ...", as Claude Code writes it)."""
@@ -144,6 +154,8 @@ def claude_text_source(text: str, *, meta: bool = False, skill: bool = False,
         return COMMAND
     if stripped.startswith(CLAUDE_META_PREFIXES):
         return META
+    if stripped.startswith(IDE_SELECTION):
+        return IDE_SELECTED
     if skill or (meta and stripped.startswith(CLAUDE_SKILL_PREFIX)):
         return SKILL
     if meta or generated:
