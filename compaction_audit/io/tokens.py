@@ -299,9 +299,10 @@ class RoundAssembler:
 
     def _evict(self, rnd: dict[str, Any], ids: list[str]) -> None:
         """Evict ``ids`` (those in the working set) in the round ``rnd``.  Lines left
-        without an item leave the line index in one pass when there are many of them
-        (a delete each moved the rest of the index: a fold of n lines was O(n²);
-        issue 11, class 5, adv9), by a delete each when there are few."""
+        without an item leave the line index in one pass over the index from the first
+        of them when there are many (a delete each moved the rest of the index: a fold
+        of n lines was O(n²); issue 11, class 5, adv9), by a delete each when there are
+        few."""
         gone = [item for item in ids if item in self.working]
         if gone:
             rnd["evicted"] = gone
@@ -317,9 +318,11 @@ class RoundAssembler:
         if len(emptied) <= _FEW_DELETES:
             for line in emptied:
                 del self._lines[bisect.bisect_left(self._lines, line)]
-        else:
+        else:  # from the first line emptied on: a rewind empties the newest lines, and
+            # rebuilding the whole index at each made repeated rewinds quadratic (adv135 #2)
             empty = set(emptied)
-            self._lines[:] = [line for line in self._lines if line not in empty]
+            first = bisect.bisect_left(self._lines, min(emptied))
+            self._lines[first:] = [line for line in self._lines[first:] if line not in empty]
 
     def finish(self) -> list[tuple[int, dict[str, Any]]]:
         """Close the open round and return every ``(source_line, round_record)``."""
