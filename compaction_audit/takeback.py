@@ -24,13 +24,20 @@ def product_trace(session: Session) -> bool:
     return session.header.extra.get("source_format") not in (None, "native")
 
 
+TAKING_BACK = frozenset({"claude-code", "codex", "gemini-cli"})
+"""The adapters whose traces evict with no compaction only where a person took turns
+back (docs/adapters.md: Claude Code's rewinds, Codex's rollbacks, Gemini CLI's
+``$rewindTo``).  Another log naming a ``source_format`` (a native loop's own name, an
+extra key the format keeps) evicts under its budget (adv135 #3)."""
+
+
 def taken_back(session: Session) -> pl.Series:
-    """The ids (String) of a product's trace evicted in a round with no compaction
-    and folded by no summary: what a person's rewind or rollback took out of the
-    context.  Empty for a native log, whose evictions without a fold are the loop's
-    own (under a token budget)."""
+    """The ids (String) of a trace of :data:`TAKING_BACK` evicted in a round with no
+    compaction and folded by no summary: what a person's rewind or rollback took out
+    of the context.  Empty for any other log, whose evictions without a fold are the
+    loop's own (under a token budget)."""
     empty = pl.Series("id", [], dtype=pl.String)
-    if not product_trace(session):
+    if session.header.extra.get("source_format") not in TAKING_BACK:
         return empty
     compacted = [int(c["ri"]) for c in session.compactions if c.get("ri") is not None]
     return (session.membership

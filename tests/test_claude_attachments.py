@@ -188,3 +188,11 @@ def test_a_selected_lines_attachment_is_a_document(tmp_path: Path) -> None:
     out = run(tmp_path, session(attached("s9", body)))
     assert ("tool_result:Read", body["content"]) in spans(out)
     assert "STATEMENT_TIMEOUT_MS = 9000" in lost(tmp_path)
+
+
+def test_a_queued_command_after_its_remove_is_read_once(tmp_path: Path) -> None:
+    """adv135 #5: enqueue, remove (delivered), then the attachment: two user spans."""
+    text = "Also keep read_timeout_ms at 45000."
+    out = run(tmp_path, session(queue("enqueue", text), queue("remove"),
+                                attached("q1", {"type": "queued_command", "prompt": text})))
+    assert spans(out).count(("user", text)) == 1

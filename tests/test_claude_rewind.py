@@ -250,3 +250,35 @@ def test_a_rewound_fact_is_no_loss_by_eviction_either(tmp_path: Path) -> None:
     report = api.audit(str(tmp_path / "session.jsonl"))
     texts = [d["text"] for d in report.extra["lost_discriminators"]]
     assert not any("psycopg" in t or "migration" in t for t in texts), texts
+
+
+def test_a_products_line_that_forks_places_no_rewind(tmp_path: Path) -> None:
+    """adv135 #1: a line not sent to the model (or the product's isMeta text) named a
+    message before the person's turn, and the next prompt continued the old branch: the
+    turn was cut at the fork and its rule's loss hidden.  Only a person's turn places a
+    rewind."""
+    for extra in ({"isVisibleInTranscriptOnly": True}, {"isMeta": True}):
+        fork = after("a1", user_line("m1", "Some note of the product's.", **extra))
+        lines = chain(*HEAD, fork, after("a2", user_line("u3", "Go on.")),
+                      reply("a3", "Going on."), *FOLD)
+        out = run(tmp_path, lines)
+        assert dropped(out) == [] and note(out) == [], extra
+        assert any("psycopg==3.1.18" in t for t in lost(tmp_path)), extra
+
+
+def test_a_line_naming_itself_places_nothing(tmp_path: Path) -> None:
+    """adv135 #4: a line reusing the first prompt's uuid and naming itself as parent."""
+    lines = chain(*HEAD, {**user_line("u1", "Again."), "parentUuid": "u1"})
+    assert dropped(run(tmp_path, lines)) == []
+
+
+def test_the_new_branchs_own_lines_before_the_prompt_stay(tmp_path: Path) -> None:
+    """After a rewind, a file attached before the new prompt hangs from the rewind's
+    message, and the prompt from it: the file is in the new branch, not taken back."""
+    attachment = {"type": "attachment", "uuid": "f1", "sessionId": "s-h", "attachment": {
+        "type": "file", "filename": "/w/db.yaml", "content": {
+            "type": "text", "file": {"filePath": "/w/db.yaml", "content": "port: 6543"}}}}
+    lines = chain(*HEAD, after("a1", attachment), user_line("u3", "Use that port."))
+    out = run(tmp_path, lines)
+    assert dropped(out) == ["u2", "a2"]
+    assert ids(out) == ["u1", "a1", "f1", "u3"]

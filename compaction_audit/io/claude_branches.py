@@ -32,6 +32,9 @@ the context with no summary and hide their loss:
 
 from __future__ import annotations
 
+PATH_MAX = 1_000
+"""The most lines :meth:`Branches.path` walks (a hostile chain of bookkeeping lines)."""
+
 
 class Branches:
     """The conversation's anchors in the context, to place a line's parent.
@@ -49,6 +52,8 @@ class Branches:
 
     def __init__(self) -> None:
         self.anchor: dict[str, str] = {}
+        self.parent: dict[str, str] = {}  # a line that is no message -> its parent
+        self.where: dict[str, int] = {}  # such a line that may hold items -> its line
         self.pos: dict[str, int] = {}
         self.order: list[tuple[int, str]] = []  # pos's entries in the order they came
         self.turns: list[int] = []
@@ -57,12 +62,17 @@ class Branches:
         self.rewinds = 0
         self.dropped = 0
 
-    def link(self, uuid: str, parent: str | None, has_parent: bool) -> None:
+    def link(self, uuid: str, parent: str | None, has_parent: bool,
+             line: int | None = None) -> None:
         """A line that is no conversation message (bookkeeping, a ``system`` line not a
         compaction, a line not sent to the model): it hangs from its parent's anchor,
         or is a root when ``parentUuid`` is written null (``has_parent`` and no
-        ``parent``)."""
+        ``parent``).  ``line``: its line number, for a line that may hold items (an
+        attachment, the product's text in the user role), kept for :meth:`path`."""
+        if line is not None:
+            self.where[uuid] = line
         if parent is not None:
+            self.parent[uuid] = parent
             found = self.anchor.get(parent)
             if found is not None:
                 self.anchor[uuid] = found
@@ -81,6 +91,19 @@ class Branches:
         if start is None or self.turns[-1] < start:
             return None
         return start
+
+    def path(self, parent: str) -> list[str]:
+        """The lines that are no message from ``parent`` up to the message it hangs
+        from (``parent`` first): the new branch's own lines before a rewound prompt (a
+        file attached, a command run after the rewind), which stay in the context.  At
+        most :data:`PATH_MAX` of them (past it the rest are dropped with the turns taken
+        back)."""
+        found: list[str] = []
+        at: str | None = parent
+        while at is not None and at in self.parent and len(found) < PATH_MAX:
+            found.append(at)
+            at = self.parent[at]
+        return found
 
     def cut(self, start: int, dropped: int) -> None:
         """Forget the anchors and turns at entry ``start`` and after (a rewind there

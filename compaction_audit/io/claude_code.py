@@ -238,11 +238,13 @@ class _Converter:
         self.queued: deque[str] = deque()  # queued texts, oldest first
         self.waiting: Counter[str] = Counter()  # of those, not yet delivered
         self.by_line: Counter[str] = Counter()  # delivered as a line, still in queued
+        self.removed: Counter[str] = Counter()  # delivered by a remove, no attachment yet
         self.deferred: list[tuple[int, str]] = []  # queued between boundary and summary
         # attachments' documents between a boundary and its summary: read after them
         self.deferred_docs: list[tuple[int, str, str, str, int]] = []
         self.branches = Branches()  # where a line goes back to an earlier message
-        self.taken_back: list[str] = []  # what a rewind took back, until its line's round
+        self.rewind_to: int | None = None  # where the user line being read goes back to
+        self.rewind_parent: str | None = None  # and its parent
 
     def fail(self, line: int, message: str, where: str) -> LogError:
         """A :class:`LogError` for this file."""
@@ -293,7 +295,7 @@ class _Converter:
         if kind == "attachment" and type(obj.get("attachment")) is dict:
             self.attachment(line, obj, obj["attachment"])
         if kind not in _MESSAGE_TYPES:
-            self.link(obj)
+            self.link(obj, line if kind == "attachment" else None)
             if kind is None or kind not in _BOOKKEEPING:  # counted, never dropped
                 self.not_read[unknown_type_note(obj.get("type"))] += 1  # silently (adv27 F2)
             elif (isinstance(obj.get("message"), dict) or obj.get("subtype") ==
@@ -337,38 +339,31 @@ class _Converter:
         parent = _get(obj, "parentUuid")
         has_parent = _spelled(obj, "parentUuid") in obj
         before = self.asm.entered
+        message = True  # a conversation message to the branches, else a link
         if kind == "user":
-            if not any(b.get("type") == "tool_result" for b in content):
-                before = self.rewind(parent, has_parent)
-            self.user(line, obj, content)
-            if self.taken_back:  # the line opened no turn: they leave in a round of their own
-                self.asm.drop(line, self.taken_back)
-                self.taken_back = []
+            results = any(b.get("type") == "tool_result" for b in content)
+            if not results and parent != uuid and uuid not in self.branches.anchor:
+                # (a line naming itself, or a uuid seen before, has no known place)
+                self.rewind_to = self.branches.rewound_to(parent, has_parent)
+                self.rewind_parent = parent
+            message = self.user(line, obj, content) or results
+            self.rewind_to = self.rewind_parent = None
         else:
             self.assistant(line, obj, content)
         if isinstance(uuid, str):
-            self.branches.message(uuid, parent, has_parent, before, self.asm.entered)
+            if message:
+                self.branches.message(uuid, parent, has_parent, before, self.asm.entered)
+            else:  # the product's text, a command: it forks nothing (adv135 #1)
+                self.link(obj, line)
 
-    def link(self, obj: dict[str, Any]) -> None:
+    def link(self, obj: dict[str, Any], line: int | None = None) -> None:
         """Pass a line that is no conversation message on to :attr:`branches`: a line
-        named as a parent resolves through it to the message it follows."""
+        named as a parent resolves through it to the message it follows (``line``: its
+        number, for a line that may hold items)."""
         uuid, parent = obj.get("uuid"), _get(obj, "parentUuid")
         if isinstance(uuid, str):
             self.branches.link(uuid, parent if isinstance(parent, str) else None,
-                               _spelled(obj, "parentUuid") in obj)
-
-    def rewind(self, parent: str | None, has_parent: bool) -> int:
-        """Set :attr:`taken_back` to the turns a ``/rewind`` took back, at a user line
-        whose ``parent`` is a message before one of the person's turns
-        (:class:`~compaction_audit.io.claude_branches.Branches`).  They leave the
-        context with no summary, so no rule reads them as lost: in the round of the
-        person's turn the line opens (:meth:`user`), else in one of their own.  Returns
-        the entry number before the line's own items."""
-        start = self.branches.rewound_to(parent, has_parent)
-        if start is not None:
-            self.taken_back = self.asm.entered_since(start)
-            self.branches.cut(start, len(self.taken_back))
-        return self.asm.entered
+                               _spelled(obj, "parentUuid") in obj, line)
 
     def check_fields(self, line: int, obj: dict[str, Any]) -> None:
         """Raise :class:`LogError` for a message line whose identity fields
@@ -479,18 +474,20 @@ class _Converter:
         return value
 
     # -- user lines ------------------------------------------------------------------
-    def user(self, line: int, obj: dict[str, Any], content: list[dict[str, Any]]) -> None:
+    def user(self, line: int, obj: dict[str, Any], content: list[dict[str, Any]]) -> bool:
         """A user line: tool results, or text (a turn when a person typed it).
 
         Each text block gets a source (:func:`~compaction_audit.io.harness.claude_text_source`);
         the line makes one span per source, the person's first (it keeps the ``uuid``).
         The line opens a round when it holds no tool result and a person's text, or
-        only images on a line the product did not write.
+        only images on a line the product did not write; it is then where a rewind
+        (:attr:`rewind_to`) takes the turns after it out (:meth:`rewound`).  Returns
+        whether it opened one.
         """
         if _get(obj, "isVisibleInTranscriptOnly") is True:
             self.not_read["marked isVisibleInTranscriptOnly (not sent to the model): "
                           "not read"] += 1
-            return
+            return False
         origin = obj.get("origin")
         if type(origin) is dict and not isinstance(origin.get("kind"), str | None):
             # adv48: a kind 7 made a person's text generated (another shape of origin
@@ -537,9 +534,7 @@ class _Converter:
             images > 0 and len(groups) == 1 and image_source == harness.USER))
         if human:
             self.asm.turn(line)
-            if self.taken_back:
-                self.asm.evict_now(self.taken_back)
-                self.taken_back = []
+            self.rewound()
             self.branches.turn(self.asm.entered)
             self.epoch += 1
         for i, block in results:
@@ -554,6 +549,7 @@ class _Converter:
                 text = "\n".join(texts)
                 self.asm.span(line, base, source, text,
                               estimate_tokens(text) + count * IMAGE_TOKENS)
+        return human
 
     def attachment(self, line: int, obj: dict[str, Any], body: dict[str, Any]) -> None:
         """An ``attachment`` line (:mod:`compaction_audit.io.claude_attachments`): a
@@ -581,7 +577,9 @@ class _Converter:
                 self.asm.span(line, base, source, text, tokens)
         elif (typed := queued_prompt(body)) is not None and harness.claude_text_source(
                 typed) == harness.USER:
-            if self.waiting[typed] > 0:  # its enqueue line made the turn already
+            if self.removed[typed] > 0:  # its enqueue made the turn, its remove took it
+                self.removed[typed] -= 1  # (adv135 #5: read twice)
+            elif self.waiting[typed] > 0:  # its enqueue line made the turn already
                 self.waiting[typed] -= 1
                 self.by_line[typed] += 1
             elif self.boundary is not None:
@@ -590,6 +588,26 @@ class _Converter:
                 self.asm.turn(line)
                 self.epoch += 1
                 self.asm.span(line, base, harness.USER, typed)
+
+    def rewound(self) -> None:
+        """At a person's turn whose line goes back to an earlier message
+        (:attr:`rewind_to`, from :meth:`~compaction_audit.io.claude_branches.Branches.rewound_to`:
+        a ``/rewind``), evict everything after that message in the round the turn just
+        opened, with no summary: no rule reads the turns taken back as lost.  The new
+        branch's own lines before the turn (a file attached, a command run after the
+        rewind: :meth:`~compaction_audit.io.claude_branches.Branches.path`) stay.  Only a
+        person's turn places a rewind: a line of the product's or a command that forks
+        may be followed by a prompt that continues the old branch, and a cut made there
+        would hide a loss (adv135 #1)."""
+        if self.rewind_to is None:
+            return
+        own = self.branches.path(self.rewind_parent) if self.rewind_parent else []
+        kept = {self.branches.where[u] for u in own if u in self.branches.where}  # its own
+        gone = [item for item in self.asm.entered_since(self.rewind_to)
+                if self.asm.working[item] not in kept]
+        self.branches.cut(self.rewind_to, len(gone))
+        if gone:
+            self.asm.evict_now(gone)
 
     def queue_operation(self, line: int, obj: dict[str, Any]) -> None:
         """A ``queue-operation`` line: a message typed while the agent was busy.
@@ -636,11 +654,13 @@ class _Converter:
                     self.by_line[text] -= 1
                     continue
                 self.waiting[text] -= 1
+                self.removed[text] += 1  # delivered: its attachment, if one comes, is it
                 break
         elif operation == "popAll":
             self.queued.clear()
             self.waiting.clear()
             self.by_line.clear()
+            self.removed.clear()
         elif operation != "dequeue":  # an "Enqueue" dropped a person's turn (adv48)
             self.not_read[unknown_type_note(operation, "a queue operation")] += 1
 

@@ -80,3 +80,25 @@ def test_the_newer_spans_are_named_by_their_lines(tmp_path: Path) -> None:
     path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in stale_session(rewind=False)))
     (message,) = [f.message for f in api.audit(str(path)).findings if f.code == "CA306"]
     assert message.endswith("2 of 2 newer span(s) reach no summary (u2 (line 5), a2 (line 6))")
+
+
+
+def test_a_native_loop_naming_its_own_format_takes_nothing_back(tmp_path: Path) -> None:
+    """adv135 #3: a native log whose session record names a source_format of its own
+    evicts under its budget: a person's pin evicted with no summary is lost by eviction,
+    as in a log that names none (it was taken out of the lost list as a take-back)."""
+    from tests.logs import dump, rnd, session
+
+    pin = {"id": "u1", "tokens": 20, "source": "user",
+           "text": "Pin psycopg==3.1.18 for the migration."}
+    rounds = [rnd(0, spans=[pin]), rnd(1, spans=[{"id": "u2", "tokens": 5, "source": "user",
+                                                  "text": "Go on."}], evicted=["u1"]),
+              rnd(2, spans=[{"id": "a1", "tokens": 5, "source": "assistant", "text": "OK."}])]
+    lost_by = {}
+    for name in ("my-loop", None):
+        head = session(source_format=name) if name else session()
+        path = dump([head, *rounds], tmp_path / f"{name}.jsonl")
+        report = api.audit(str(path))
+        lost_by[name] = {(d["text"], d["cause"]) for d in report.extra["lost_discriminators"]}
+    assert ("psycopg==3.1.18", "eviction") in lost_by[None]
+    assert lost_by["my-loop"] == lost_by[None]
