@@ -9,13 +9,18 @@ the turns a person took back stayed in the context and a later compaction "lost"
 facts: a rule the person withdrew became an error (usertest69; the same class as Codex's
 ``thread_rolled_back`` and Gemini CLI's ``$rewindTo``, usertest68 #2, #4).
 
-:class:`Branches` finds these re-parentings as the file is read, in O(1) per line.
-Fail-safe by design, since a rewind read where there was none would take facts out of
-the context with no summary and hide their loss:
+:class:`Branches` finds these re-parentings as the file is read, in O(1) per line
+(a rewind costs what it drops, and the new branch's own lines it walks).  Fail-safe by
+design, since a rewind read where there was none would take facts out of the context
+with no summary and hide their loss:
 
-* Only a line's parent *resolved to a conversation message* counts: lines that are not
-  (``progress``, ``system`` hooks such as ``stop_hook_summary``, attachments) pass their
-  parent on.  Parallel tool calls' results name the ``tool_use`` line they answer, and a
+* Only a person's turn places a rewind (the reader, ``claude_code``): a line of the
+  product's that forks may be followed by a prompt that continues the old branch
+  (adv135 #1).
+* Only a line's parent *resolved to a conversation message* (a person's turn, an
+  assistant line, a tool result) counts: lines that are not (``progress``, ``system``
+  hooks such as ``stop_hook_summary``, attachments, the product's text in the user
+  role) pass their parent on.  Parallel tool calls' results name the ``tool_use`` line they answer, and a
   stop hook's line forks from the message before the reply; neither skips a person's
   turn, and only skipping one is a rewind.
 * The message resolved to must still be in the context since the last compaction (a
@@ -40,8 +45,9 @@ class Branches:
     """The conversation's anchors in the context, to place a line's parent.
 
     ``anchor`` maps each line's ``uuid`` to what it hangs from: a conversation message
-    (user or assistant line read) is its own anchor; another line inherits its parent's
-    anchor; a line with an explicit null parent is its own (a root).  ``pos`` maps the
+    (a person's turn, an assistant line, a tool result) is its own anchor; another line
+    inherits its parent's anchor; a line with an explicit null parent is its own (a
+    root).  ``pos`` maps the
     anchors still in the context to the number of working-set entries made before
     anything after them (:attr:`~compaction_audit.io.tokens.RoundAssembler.entered`).
     ``turns`` are the entry numbers at which the person's turns in the context began.
