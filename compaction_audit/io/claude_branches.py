@@ -20,9 +20,9 @@ with no summary and hide their loss:
 * Only a line's parent *resolved to a conversation message* (a person's turn, an
   assistant line, a tool result) counts: lines that are not (``progress``, ``system``
   hooks such as ``stop_hook_summary``, attachments, the product's text in the user
-  role) pass their parent on.  Parallel tool calls' results name the ``tool_use`` line they answer, and a
-  stop hook's line forks from the message before the reply; neither skips a person's
-  turn, and only skipping one is a rewind.
+  role) pass their parent on.  Parallel tool calls' results name the ``tool_use`` line
+  they answer, and a stop hook's line forks from the message before the reply; neither
+  skips a person's turn, and only skipping one is a rewind.
 * The message resolved to must still be in the context since the last compaction (a
   rewind across a compaction, to a message folded, is not placed: the lines stay read
   in file order, as before).
