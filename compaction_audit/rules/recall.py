@@ -271,7 +271,8 @@ def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
 
 
 def _describe(children: list[dict[str, Any]], limit: int = 3,
-              at: dict[str, str] | None = None, span_word: str = "") -> str:
+              at: dict[str, str] | None = None, span_word: str = "",
+              said: dict[str, str] | None = None) -> str:
     """The children's losses, best tier first (then worst kind), at most ``limit``
     children (the finding's values keep every child).  A fold that lost more than
     :data:`_LISTED` distinct facts is said in counts with its first :data:`_SHOWN`
@@ -279,7 +280,8 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
     that list has them all, and a finding line should fit on a screen (issue 10).
     ``at`` names a span by its line (:func:`stated_at`) instead of its id;
     ``span_word`` goes before an id the counted form names ("span 3": a native log's
-    numeric id read as a line, usertest20)."""
+    numeric id read as a line, usertest20); ``said``: each lost fact's key -> its
+    text as the span the lost list names words it (the counted form quotes that)."""
     at = at or {}
     # each fact once, in the order of the report's lost list (its position there),
     # named by the span that list names; a fact the list does not hold (another span
@@ -288,6 +290,11 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
     for c in children:
         for d in c["dropped"]:
             facts.setdefault(d["key"], (d, d.get("stated_in") or c["child"]))
+    # a fact named by the span that stated it is quoted as that span words it, not as
+    # a summary restated it (usertest70 #4: the first summary's "breaks the COPY path"
+    # was quoted as the person's line 1, "breaks our COPY path")
+    worded = {k: ((said or {}).get(k) if d.get("stated_in") else None) or d["text"]
+              for k, (d, _) in facts.items()}
     # the counts of fold_facts: distinct facts, and those the lost list holds
     listed = {k: v for k, v in facts.items() if v[0].get("pos") is not None}
     total = len(facts)
@@ -295,7 +302,7 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         pool = listed or facts  # the facts named first: lost ones, else held ones
         best = sorted(pool.values(), key=lambda dc: (
             dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
-        shown = ", ".join(f"{d['kind']} {_cut(d['text'])!r} "
+        shown = ", ".join(f"{d['kind']} {_cut(worded[d['key']])!r} "
                           f"({at.get(child) or f'{span_word}{child}'})" for d, child in best)
         held = total - len(listed)
         elsewhere = f" ({held:,} more still held by another span)" if held else ""
@@ -327,11 +334,14 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
 
 def _describe_at(children: list[dict[str, Any]], ctx: Context) -> str:
     """:func:`_describe` with the spans named by their lines where the log has them."""
+    if "stated_texts" not in ctx.cache:  # each lost fact as its stating span words it
+        ctx.cache["stated_texts"] = dict(ranked_of(ctx).select("key", "text").iter_rows())
+    said = ctx.cache["stated_texts"]
     if ctx.session.header.extra.get("source_format") in (None, "native"):
-        return _describe(children, span_word="span ")  # its ids stay (:func:`stated_at`)
+        return _describe(children, span_word="span ", said=said)  # its ids stay
     ids = {c["child"] for c in children} | {d.get("stated_in") for c in children
                                              for d in c["dropped"]} - {None}
-    return _describe(children, at=stated_at(ctx, ids))
+    return _describe(children, at=stated_at(ctx, ids), said=said)
 
 
 _LISTED = 4  # a fold that lost at most this many distinct facts lists them all
