@@ -175,11 +175,28 @@ def test_the_ides_note_of_the_file_open_is_not_the_persons(tmp_path: Path,
 @pytest.mark.parametrize("content", [
     [{"type": "text", "text": SELECTED}, {"type": "text", "text": "Why is this slow?"}],
     SELECTED + "\nWhy is this slow?",
+    OPENED + SELECTED + "\nWhy is this slow?",  # adv136 #3: the selection after the note
 ])
 def test_an_ide_selection_is_a_document_the_model_read(tmp_path: Path, content: Any) -> None:
     out = run(tmp_path, [user_line("u1", content), reply("a1", "Looking.")])
     assert ("tool_result:Read", SELECTED) in spans(out)
     assert ("user", "Why is this slow?") in spans(out)
+
+
+@pytest.mark.parametrize(("text", "typed"), [
+    # adv136 #1: words opening with "<" after a note were nobody's
+    (OPENED + "\n<Navbar> must keep max_items = 12; do NOT remove React.memo.",
+     "<Navbar> must keep max_items = 12; do NOT remove React.memo."),
+    # adv136 #7: the person's words between two notes, the selection's own sentence not
+    (OPENED + " Keep max_items = 12. " + SELECTED, "Keep max_items = 12."),
+    # adv136 #4: a note not closed leaves the rest the person's
+    ("<ide_opened_file>The user opened /w/a.ts. Do NOT remove React.memo.",
+     "<ide_opened_file>The user opened /w/a.ts. Do NOT remove React.memo."),
+])
+def test_the_persons_words_beside_the_ides_notes(tmp_path: Path, text: str,
+                                                 typed: str) -> None:
+    out = run(tmp_path, [user_line("u1", text), reply("a1", "OK.")])
+    assert [t for s, t in spans(out) if s == "user"] == [typed]
 
 
 def test_a_selected_lines_attachment_is_a_document(tmp_path: Path) -> None:
@@ -196,3 +213,33 @@ def test_a_queued_command_after_its_remove_is_read_once(tmp_path: Path) -> None:
     out = run(tmp_path, session(queue("enqueue", text), queue("remove"),
                                 attached("q1", {"type": "queued_command", "prompt": text})))
     assert spans(out).count(("user", text)) == 1
+
+
+def test_a_file_attached_again_by_a_compaction_survives_a_rewind_to_its_summary(
+        tmp_path: Path) -> None:
+    """adv136 #6: the files a compaction attached again came before the first prompt
+    after it, and a rewind to that prompt cut them."""
+    lines = [user_line("u1", "Fix the DB timeout."), reply("a1", "Looking."),
+             boundary("b1", "a1"), attached("f1", mentioned()),
+             summary_line("s1", "Summary: fixing the DB timeout."),
+             {**user_line("u2", "Go on."), "parentUuid": "s1"},
+             {**reply("a2", "Going on."), "parentUuid": "u2"},
+             {**user_line("u3", "Instead, stop here."), "parentUuid": "s1"}]
+    out = run(tmp_path, lines)
+    working: dict[str, None] = {}
+    for _, rnd in out[1:]:
+        for s in (*rnd.get("spans", []), *rnd.get("summaries", [])):
+            working[s["id"]] = None
+        for gone in rnd.get("evicted", []):
+            working.pop(gone, None)
+    assert list(working) == ["f1", "s1", "u3"]  # (spans first in a round, here)
+
+
+def test_a_remove_without_its_attachment_takes_no_later_message(tmp_path: Path) -> None:
+    """adv136 #5: a remove with no attachment (as Claude Code 2.1.39 writes it), then,
+    a turn later, a queued_command with the same text: the person's second message."""
+    text = "Also keep read_timeout_ms at 45000."
+    out = run(tmp_path, session(queue("enqueue", text), queue("remove"),
+                                user_line("u9", "Next step."),
+                                attached("q1", {"type": "queued_command", "prompt": text})))
+    assert spans(out).count(("user", text)) == 2

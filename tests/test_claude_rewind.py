@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from compaction_audit import api
 from tests.test_adapters_claude_code import boundary, reply, run, summary_line, user_line
 
@@ -282,3 +284,17 @@ def test_the_new_branchs_own_lines_before_the_prompt_stay(tmp_path: Path) -> Non
     out = run(tmp_path, lines)
     assert dropped(out) == ["u2", "a2"]
     assert ids(out) == ["u1", "a1", "f1", "u3"]
+
+
+def test_a_new_branch_too_long_to_walk_cuts_nothing(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """adv136 #8: past the walk's bound the new branch is not known: nothing is cut
+    (an attachment farther up was cut, a loss hidden)."""
+    from compaction_audit.io import claude_branches
+
+    monkeypatch.setattr(claude_branches, "PATH_MAX", 2)
+    hooks = [after("a1", progress("p1")), progress("p2"), progress("p3")]
+    lines = chain(*HEAD, *hooks, user_line("u3", "Check the index."))
+    assert dropped(run(tmp_path, lines)) == []
+    monkeypatch.setattr(claude_branches, "PATH_MAX", 3)
+    assert dropped(run(tmp_path, lines)) == ["u2", "a2"]

@@ -98,15 +98,17 @@ class Branches:
             return None
         return start
 
-    def path(self, parent: str) -> list[str]:
+    def path(self, parent: str) -> list[str] | None:
         """The lines that are no message from ``parent`` up to the message it hangs
         from (``parent`` first): the new branch's own lines before a rewound prompt (a
-        file attached, a command run after the rewind), which stay in the context.  At
-        most :data:`PATH_MAX` of them (past it the rest are dropped with the turns taken
-        back)."""
+        file attached, a command run after the rewind), which stay in the context.  None
+        past :data:`PATH_MAX` of them: the new branch is not known, and the caller cuts
+        nothing (adv136 #8: an attachment farther up was cut, a loss hidden)."""
         found: list[str] = []
         at: str | None = parent
-        while at is not None and at in self.parent and len(found) < PATH_MAX:
+        while at is not None and at in self.parent:
+            if len(found) == PATH_MAX:
+                return None
             found.append(at)
             at = self.parent[at]
         return found

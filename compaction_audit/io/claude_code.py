@@ -504,18 +504,19 @@ class _Converter:
             kind = block.get("type")
             if kind == "text":
                 text = self.text_of(line, block, f"message.content[{i}]")
-                if text.strip():
+                if text.strip() and not any(flags.values()) and (
+                        parts := harness.ide_parts(text)) is not None:
+                    for source, part in parts:  # the IDE's notes and the words around
+                        groups.setdefault(source, []).append(part)
+                elif text.strip():
                     source = harness.claude_text_source(text, **flags)
                     groups.setdefault(source, []).append(text)
                     if source == harness.COMMAND and (args := _stating(
                             harness.command_args(text))):
                         groups.setdefault(harness.USER, []).extend(args)  # typed words
-                    elif (source in (harness.META, harness.IDE_SELECTED)
-                          and not any(flags.values())
+                    elif (source == harness.META and not any(flags.values())
                           and (typed := harness.typed_after_notice(text))):
                         groups.setdefault(harness.USER, []).append(typed)  # (adv116 B3)
-                        if source == harness.IDE_SELECTED:  # the selection, not the words
-                            groups[source][-1] = text[:text.rindex(typed)].rstrip()
             elif kind in ("image", "document"):
                 images += 1
             elif kind == "tool_result":
@@ -534,6 +535,7 @@ class _Converter:
             images > 0 and len(groups) == 1 and image_source == harness.USER))
         if human:
             self.asm.turn(line)
+            self.removed.clear()  # a remove's delivery comes in its own turn (adv136 #5)
             self.rewound()
             self.branches.turn(self.asm.entered)
             self.epoch += 1
@@ -602,6 +604,8 @@ class _Converter:
         if self.rewind_to is None:
             return
         own = self.branches.path(self.rewind_parent) if self.rewind_parent else []
+        if own is None:  # a chain too long to walk: what is the new branch's is not
+            return  # known, so nothing is cut (adv136 #8)
         kept = {self.branches.where[u] for u in own if u in self.branches.where}  # its own
         gone = [item for item in self.asm.entered_since(self.rewind_to)
                 if self.asm.working[item] not in kept]
@@ -785,18 +789,19 @@ class _Converter:
             info["tokens_before_from"] = "last call"  # #6: read as the product's count)
         self.asm.compaction(line, fold=fold, fallback_children=[], base_id=base, text=text,
                             tokens=tokens, info=info)
-        self.branches.compacted([u for u in (obj.get("uuid"), uuid) if isinstance(u, str)],
-                                self.asm.entered)
+        for at, doc_id, kind, body, size in self.deferred_docs:  # the files it attached
+            self.asm.span(at, doc_id, kind, body, size)  # again: in its round, before
+        self.deferred_docs.clear()  # its anchors (a rewind to its summary keeps them:
+        self.branches.compacted(  # adv136 #6)
+            [u for u in (obj.get("uuid"), uuid) if isinstance(u, str)], self.asm.entered)
         self.epoch += 1
+        self.removed.clear()
         if post is None:
             self.awaiting_after.append(info)
         for at, queued in self.deferred:
             self.asm.turn(at)
             self.asm.span(at, f"line-{at}", harness.USER, queued)
         self.deferred.clear()
-        for at, doc_id, kind, body, size in self.deferred_docs:
-            self.asm.span(at, doc_id, kind, body, size)
-        self.deferred_docs.clear()
 
     def microcompact(self, line: int, obj: dict[str, Any]) -> None:
         """A ``microcompact_boundary``: old tool results cleared, no summary."""
