@@ -243,3 +243,14 @@ def test_a_remove_without_its_attachment_takes_no_later_message(tmp_path: Path) 
                                 user_line("u9", "Next step."),
                                 attached("q1", {"type": "queued_command", "prompt": text})))
     assert spans(out).count(("user", text)) == 2
+
+
+def test_a_queued_message_after_the_ides_note_is_the_persons(tmp_path: Path) -> None:
+    """A message queued from VS Code opens with the note of the file open: its words
+    were the product's whole (queue-operation and queued_command alike)."""
+    words = "Also keep read_timeout_ms at 45000."
+    text = OPENED + "\n" + words
+    by_queue = run(tmp_path, session(queue("enqueue", text)))
+    assert spans(by_queue).count(("user", words)) == 1
+    command = {"type": "queued_command", "prompt": text}
+    assert spans(run(tmp_path, session(attached("q1", command)))).count(("user", words)) == 1

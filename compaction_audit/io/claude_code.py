@@ -577,8 +577,7 @@ class _Converter:
                 self.deferred_docs.append((line, base, source, text, tokens))
             else:
                 self.asm.span(line, base, source, text, tokens)
-        elif (typed := queued_prompt(body)) is not None and harness.claude_text_source(
-                typed) == harness.USER:
+        elif (said := queued_prompt(body)) is not None and (typed := harness.typed_words(said)):
             if self.removed[typed] > 0:  # its enqueue made the turn, its remove took it
                 self.removed[typed] -= 1  # (adv135 #5: read twice)
             elif self.waiting[typed] > 0:  # its enqueue line made the turn already
@@ -642,7 +641,8 @@ class _Converter:
                                     if isinstance(b.get("text"), str))
             if not isinstance(content, str) or not content.strip():
                 return
-            if harness.claude_text_source(content) != harness.USER:
+            content = harness.typed_words(content)
+            if not content:
                 return
             self.queued.append(content)
             self.waiting[content] += 1

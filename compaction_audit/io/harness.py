@@ -171,6 +171,17 @@ def ide_parts(text: str) -> list[tuple[str, str]] | None:
     return parts
 
 
+def typed_words(text: str) -> str:
+    """The words of a Claude Code queued message a person typed: the text, or "" when
+    it is the product's (:func:`claude_text_source`); the words around the IDE's notes
+    when it holds some (:func:`ide_parts`: a queued prompt the extension prefixed with
+    its note of the file open was the product's whole)."""
+    parts = ide_parts(text)
+    if parts is None:
+        return text if claude_text_source(text) == USER else ""
+    return "\n".join(part for source, part in parts if source == USER)
+
+
 def is_harness(source: str | None) -> bool:
     """True for a span source the product wrote: ``harness:*`` or the legacy ``user:meta``."""
     return source is not None and (source.startswith("harness:") or source == LEGACY_META)
