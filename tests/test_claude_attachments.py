@@ -249,3 +249,17 @@ def test_a_queued_message_after_the_ides_note_is_the_persons(tmp_path: Path) -> 
     assert spans(by_queue).count(("user", words)) == 1
     command = {"type": "queued_command", "prompt": text}
     assert spans(run(tmp_path, session(attached("q1", command)))).count(("user", words)) == 1
+
+
+@pytest.mark.parametrize("text", [
+    "Wrap it: <ide_opened_file>Pin asyncpg==0.29.0; do NOT use --force.</ide_opened_file>",
+    "<ide_selection>Keep pool_size = 48; do NOT use --force.</ide_selection>",
+])
+def test_tags_around_a_persons_own_words_are_no_note(tmp_path: Path, text: str) -> None:
+    """adv137 #2: a note is the tag and the extension's first words; a person who types
+    the tags around a rule of their own wrote the rule (it was hidden, exit 0)."""
+    out = run(tmp_path, [user_line("u1", text), reply("a1", "OK.")])
+    assert [t for s, t in spans(out) if s == "user"] == [text]
+    from compaction_audit.recall.spantypes import clean_text
+
+    assert clean_text(text) == text

@@ -72,7 +72,7 @@ def command_args(text: str) -> list[str]:
 
 CLAUDE_META_PREFIXES = (
     "<task-notification>", "<system-reminder>", "[Request interrupted by user",
-    "<ide_opened_file>",
+    "<ide_opened_file>The user opened the file ",
 )
 """Other Claude Code user-role notices: background tasks, reminders, interrupt markers,
 the IDE's note of the file open (usertest70 #1: "This may or may not be related to the
@@ -133,8 +133,12 @@ def typed_after_notice(text: str) -> str:
     return "" if not at or rest.startswith("<") else rest
 
 
-_IDE_NOTES = (("<ide_opened_file>", "</ide_opened_file>", META),
-              (IDE_SELECTION, "</ide_selection>", IDE_SELECTED))
+IDE_OPENED_WORDS = "The user opened the file "
+IDE_SELECTED_WORDS = "The user selected the lines "
+_IDE_NOTES = (("<ide_opened_file>" + IDE_OPENED_WORDS, "</ide_opened_file>", META),
+              (IDE_SELECTION + IDE_SELECTED_WORDS, "</ide_selection>", IDE_SELECTED))
+"""Each note as the extension writes it: its tag and its fixed first words (a person who
+types the tags around words of their own wrote no note: adv137 #2)."""
 _IDE_RE = re.compile("|".join(re.escape(o) for o, _, _ in _IDE_NOTES))
 
 
@@ -146,8 +150,11 @@ def ide_parts(text: str) -> list[tuple[str, str]] | None:
     note.  A note not closed leaves the rest of the block the person's (a truncated
     note never hides a rule: adv136 #4).  usertest70 #1; adv136 #1, #3, #7: words that
     open with "<" after a note, a selection after the note of the file open, and the
-    person's words between two notes were each read wrongly.  Linear: each tag is
+    person's words between two notes were each read wrongly.  A note is the tag and
+    the extension's fixed first words (:data:`_IDE_NOTES`).  Linear: each tag is
     searched once, from where the last one ended."""
+    if "<ide_" not in text:
+        return None
     found = _IDE_RE.search(text)
     if found is None:
         return None
@@ -201,7 +208,7 @@ def claude_text_source(text: str, *, meta: bool = False, skill: bool = False,
         return COMMAND
     if stripped.startswith(CLAUDE_META_PREFIXES):
         return META
-    if stripped.startswith(IDE_SELECTION):
+    if stripped.startswith(IDE_SELECTION + IDE_SELECTED_WORDS):
         return IDE_SELECTED  # (a block the adapter splits first: :func:`ide_parts`)
     if skill or (meta and stripped.startswith(CLAUDE_SKILL_PREFIX)):
         return SKILL

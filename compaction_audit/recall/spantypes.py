@@ -74,11 +74,15 @@ _PROSE_TOOLS = frozenset({"Task", "Agent", "ExitPlanMode", "TodoWrite", "AskUser
 and its report, a todo list, a question to the user and the answer chosen."""
 _HARNESS_SOURCES = frozenset({"user:meta", "developer", "system"})
 REMINDER_RE = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)"
-                         r"|<ide_opened_file>.*?</ide_opened_file>", re.DOTALL)
+                         r"|<ide_opened_file>The user opened the file [^<\n]*"
+                         r"</ide_opened_file>", re.DOTALL)
 """A ``<system-reminder>`` block the product appends to a user turn or a tool result, and
 the IDE extension's closed note of the file open (usertest70 #1: "This may or may not be
-related to the current task."): never read (:func:`clean_text`); a span that is nothing
-else is harness.  A note not closed is read (adv136 #4: it hid the rule after it)."""
+related to the current task."), as the extension writes it (its first words, no "<"
+or line break before its end: the tags around a person's own words are no note, and an
+opening tag not closed costs the text up to the next "<", not to its end: adv137 #1,
+#2): never read (:func:`clean_text`); a span that is nothing else is harness.  A note
+not closed is read (adv136 #4: it hid the rule after it)."""
 _REMINDED = ("<system-reminder>", "<ide_opened_file>")
 _REQ_WORDS = (r"requirements?|constraints?|no[- ]?gos?|non[- ]?goals?|edge[- ]?cases?"
               r"|definition[- ]of[- ]done|acceptance[- ]criteria|must[- ]haves?"
