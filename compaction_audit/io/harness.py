@@ -70,18 +70,20 @@ def command_args(text: str) -> list[str]:
     return said
 
 
+IDE_OPENED = "<ide_opened_file>The user opened the file "
+IDE_SELECTION = "<ide_selection>The user selected the lines "
+"""How the IDE extension opens its notes: the file open (the product's text) and the
+lines a person selected (a document the model reads, as an @-mentioned file:
+:data:`IDE_SELECTED`), each its tag and its fixed first words (a person who types the
+tags around words of their own wrote no note: adv137 #2)."""
+IDE_SELECTED = "tool_result:Read"
+
 CLAUDE_META_PREFIXES = (
-    "<task-notification>", "<system-reminder>", "[Request interrupted by user",
-    "<ide_opened_file>The user opened the file ",
+    "<task-notification>", "<system-reminder>", "[Request interrupted by user", IDE_OPENED,
 )
 """Other Claude Code user-role notices: background tasks, reminders, interrupt markers,
 the IDE's note of the file open (usertest70 #1: "This may or may not be related to the
 current task." was a person's lost negation, a false error on every VS Code session)."""
-
-IDE_SELECTION = "<ide_selection>"
-"""How the IDE extension opens the lines a person selected: a document the model reads,
-as an @-mentioned file (:data:`IDE_SELECTED`), not the person's words."""
-IDE_SELECTED = "tool_result:Read"
 
 CLAUDE_SKILL_PREFIX = "Base directory for this skill"
 """How Claude Code opens the (``isMeta``) line that injects a skill document."""
@@ -133,12 +135,10 @@ def typed_after_notice(text: str) -> str:
     return "" if not at or rest.startswith("<") else rest
 
 
-IDE_OPENED_WORDS = "The user opened the file "
-IDE_SELECTED_WORDS = "The user selected the lines "
-_IDE_NOTES = (("<ide_opened_file>" + IDE_OPENED_WORDS, "</ide_opened_file>", META),
-              (IDE_SELECTION + IDE_SELECTED_WORDS, "</ide_selection>", IDE_SELECTED))
-"""Each note as the extension writes it: its tag and its fixed first words (a person who
-types the tags around words of their own wrote no note: adv137 #2)."""
+_IDE_NOTES = ((IDE_OPENED, "</ide_opened_file>", META),
+              (IDE_SELECTION, "</ide_selection>", IDE_SELECTED))
+"""Each note's opening (:data:`IDE_OPENED`, :data:`IDE_SELECTION`), closing tag and
+source."""
 _IDE_RE = re.compile("|".join(re.escape(o) for o, _, _ in _IDE_NOTES))
 
 
@@ -208,7 +208,7 @@ def claude_text_source(text: str, *, meta: bool = False, skill: bool = False,
         return COMMAND
     if stripped.startswith(CLAUDE_META_PREFIXES):
         return META
-    if stripped.startswith(IDE_SELECTION + IDE_SELECTED_WORDS):
+    if stripped.startswith(IDE_SELECTION):
         return IDE_SELECTED  # (a block the adapter splits first: :func:`ide_parts`)
     if skill or (meta and stripped.startswith(CLAUDE_SKILL_PREFIX)):
         return SKILL

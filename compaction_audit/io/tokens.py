@@ -263,12 +263,7 @@ class RoundAssembler:
         items dropped, not the working set."""
         if item not in self.working:
             return []
-        gone: list[str] = []
-        for later in reversed(self.working):
-            gone.append(later)
-            if later == item:
-                break
-        gone.reverse()
+        gone = self.entered_since(self._order[item])
         self.drop(line, gone)
         return gone
 
