@@ -285,8 +285,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         ('Seed 002 ("Decision Boundary"): silent folding of a discriminating predicate '
          'is the failure; the agent will later answer a precision query from a '
          'topic-level summary, confidently and wrongly. Severity follows the worst kind '
-         'lost, and a fold whose lost items are all in the low tiers (other prose, '
-         'values and identifiers from tool output, finished work; '
+         'lost: an error from a version pin up (numbers, scopes, causes, negations, '
+         'rules), a warning for identifiers, orderings and links, an error again for any '
+         'of them a person typed or asked for again (tiers 1 and 2; usertest71 #3). A '
+         'fold whose lost items are all in the low tiers (other prose, values and '
+         'identifiers from tool output, finished work; '
          '`compaction_audit.recall.ranking`) is at most a warning, and info when what it '
          'lost ranks below a version pin (identifiers, orderings, links) (issue 10, '
          'point 6), unless the log marks a child `salience_class: "discriminating"` (the '
@@ -314,9 +317,10 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'opencode: AGENTS.md; cline: .clinerules; gemini-cli: GEMINI.md)'),
         (),
         'folds',
-        ('a warning where every fact lost is in the low tiers: other prose, tool output, '
-         'finished work; info where those are identifiers, orderings or links; never '
-         'lowered when the asked-again check stopped at its limit'),
+        ('a warning where every fact lost is an identifier, ordering or link no person '
+         'typed, or is in the low tiers: other prose, tool output, finished work; info '
+         'where those are identifiers, orderings or links; never lowered when the '
+         'asked-again check stopped at its limit'),
     ),
     (
         'CA302',
@@ -367,14 +371,15 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'predicate below the recall floor required by an open task. Spans whose fold '
          'was accounted are left to topic-only-fold; harness text (caveats, skill '
          'documents, command wrappers) is never counted. Severity follows the worst kind '
-         'among the spans, like the fold rules, and is at most a warning when every '
-         "span's lost facts are in the low tiers (other prose, values from tool output, "
-         'finished work; issue 10, point 6) and none is marked `salience_class: '
-         '"discriminating"`, info when those rank below a version pin (identifiers, '
-         'orderings, links). Spans an opaque compaction summary folded are not judged '
-         '(the verdict counts that compaction as not checked). A summary that names the '
-         'full transcript on disk adds no reference (docs/adapters.md, "A summary that '
-         'points to the transcript").'),
+         'among the spans, like the fold rules (an error from a version pin up or for a '
+         "person's span, a warning for identifiers, orderings and links), and is at most "
+         "a warning when every span's lost facts are in the low tiers (other prose, "
+         'values from tool output, finished work; issue 10, point 6) and none is marked '
+         '`salience_class: "discriminating"`, info when those rank below a version pin '
+         '(identifiers, orderings, links). Spans an opaque compaction summary folded are '
+         'not judged (the verdict counts that compaction as not checked). A summary that '
+         'names the full transcript on disk adds no reference (docs/adapters.md, "A '
+         'summary that points to the transcript").'),
         ('A summary counts as a reference only while it keeps every discriminator of the '
          'span, by the same word-overlap check as the fold rules, so a summary that '
          'keeps a fact in other words does not count.'),
@@ -383,9 +388,10 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'rehydrate the span from its source or restate its discriminators',
         (),
         'folds',
-        ("a warning where every span's lost facts are in the low tiers: other prose, "
-         'tool output, finished work; info where those rank below a version pin; never '
-         'lowered when the asked-again check stopped at its limit'),
+        ("a warning where the spans' lost facts are identifiers, orderings or links and "
+         "no span is a person's, or where every span's lost facts are in the low tiers: "
+         'other prose, tool output, finished work; info where those rank below a version '
+         'pin; never lowered when the asked-again check stopped at its limit'),
     ),
     (
         'CA304',

@@ -11,7 +11,7 @@ from compaction_audit.recall.kinds import KIND_RANK, Kind
 from compaction_audit.recall.ranking import LOW_TIERS
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Finding, Severity
-from compaction_audit.rules.recall import loss_severity
+from compaction_audit.rules.recall import PERSON_TIERS, loss_severity
 
 
 @dataclass(frozen=True)
@@ -143,16 +143,17 @@ def _own_weight(occ: Occurrence, worst: Finding, fact: tuple[str, Any] | None
                 ) -> Occurrence:
     """``occ``, a fact's unit, at no more than the severity the fold rules give a fold
     that lost that fact alone (:func:`compaction_audit.rules.recall.loss_severity`): an
-    error from a version pin up, else a warning; for a fact of a low tier
-    (:data:`~compaction_audit.recall.ranking.LOW_TIERS`: other prose, tool output,
-    finished work) at most a warning, and info below a version pin.  A fold's severity
-    is its worst fact's, and each of its units carried it, so a diff of two Claude Code
-    sessions counted every lost grep result as a new error and ``--fail-on-new error``
-    failed on them (usertest66 F4), where the audit lists them under "not listed".  As
-    unchanged as the audit leaves a fold: where its rule's severity is configured (the
-    finding has no ``low_tier``), or a low tier did not lower it (a fold that declared
-    its losses; the asked-again check capped; a fact the agent tagged "discriminating",
-    ``declared_lost``: the caller weighs it as the fold, adv127 #2)."""
+    error from a version pin up or for a person's fact (tiers 1-2), else a warning; for
+    a fact of a low tier (:data:`~compaction_audit.recall.ranking.LOW_TIERS`: other
+    prose, tool output, finished work) at most a warning, and info below a version pin.
+    A fold's severity is its worst fact's, and each of its units carried it, so a diff
+    of two Claude Code sessions counted every lost grep result as a new error and
+    ``--fail-on-new error`` failed on them (usertest66 F4), where the audit lists them
+    under "not listed". As unchanged as the audit leaves a fold: where its rule's
+    severity is configured (the finding has no ``low_tier``), or a low tier did not
+    lower it (a fold that declared its losses; the asked-again check capped; a fact the
+    agent tagged "discriminating", ``declared_lost``: the caller weighs it as the fold,
+    adv127 #2)."""
     if fact is None:
         return occ
     kind, tier = fact
@@ -164,7 +165,8 @@ def _own_weight(occ: Occurrence, worst: Finding, fact: tuple[str, Any] | None
     except ValueError:
         return occ
     return replace(occ, severity=Severity(loss_severity(rank, tier in LOW_TIERS,
-                                                        occ.severity)))
+                                                        occ.severity,
+                                                        tier in PERSON_TIERS)))
 
 
 class FoldLosses(dict[str, list[str]]):

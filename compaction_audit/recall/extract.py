@@ -173,6 +173,10 @@ _LETTER_START = [
 _LETTER_GATE = (r"(?!(?!(?i:prod|production|prd|staging|stg|dev|qa|uat|spans?|migrations?)\b)"
                 r"[A-Za-z][a-z]*+(?![\w/\\:@=-]|\.\w))")
 _DIGIT_START = [
+    # a name led by digits: migration files (0051_add_orders_index, 20240115_create_users,
+    # 001_init.sql); a letter after the first "_" makes it a name, not 1_000_000
+    # (usertest71 #1)
+    ("snake2", r"\d++_(?=\w*?[A-Za-z])\w++(?:\.[A-Za-z][A-Za-z0-9]{0,7}\b)?"),
     ("date", r"(?<!\d)(?P<day>\d{4}-\d{2}-\d{2})"
              r"(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?!\d)"),
     # a bound glued to a name ("numpy<2.0", "numpy<2.0.0") before a bare version: its

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import polars as pl
 
 from compaction_audit.plans import one
-from compaction_audit.reachability import interval_sum
+from compaction_audit.reachability import interval_sum, interval_sums
 from compaction_audit.recall.analysis import Recall, analyse, typed_items
 from compaction_audit.recall.extract import KIND_RANK, Kind
 from compaction_audit.recall.factkeys import fact_key
@@ -38,9 +38,17 @@ from compaction_audit.rules.base import (
 
 _ERROR_RANK = KIND_RANK[Kind.VERSION]
 """Losing a version pin or anything ranked above it (quantity, scope, causal, negation,
-constraint) is an error; identifiers, ordering and links only a warning, and only info
-when every lost one is in a low tier (issue: "a lost negation or constraint outranks a
-lost number, which outranks a lost identifier from a tool output")."""
+constraint) is an error; identifiers, ordering and links only a warning unless a person
+typed them (tiers 1 and 2: usertest71 #3, a person's migration id lost passed the
+gate), and only info when every lost one is in a low tier (issue: "a lost negation or
+constraint outranks a lost number, which outranks a lost identifier from a tool
+output")."""
+
+PERSON_TIERS = (1, 2)
+"""The tiers of a person's words (asked again, typed by a person:
+:data:`~compaction_audit.recall.ranking.TIER_NAMES`): losing any fact of them is an
+error, whatever its kind (spec rules.md: silent-discriminating-fold and recall-floor are
+errors by default; docs/log-format.md: a span's ``role`` makes its losses fail a gate)."""
 
 
 def typed_items_of(ctx: Context) -> pl.DataFrame:
@@ -80,13 +88,14 @@ def _span_types(ctx: Context) -> pl.DataFrame:
             .select(pl.col("span").alias("id"), "span_type").unique("id"))
 
 
-def loss_severity(rank: int, low: bool, ceiling: Severity) -> str:
+def loss_severity(rank: int, low: bool, ceiling: Severity, person: bool = False) -> str:
     """The severity of losing a fact of kind rank ``rank`` (:data:`~compaction_audit.
     recall.kinds.KIND_RANK`, the worst of a fold's), at most ``ceiling``: error from a
-    version pin up, else warning; when ``low`` (every loss in a low
+    version pin up, or when ``person`` (a lost fact is of :data:`PERSON_TIERS`), else
+    warning; when ``low`` (every loss in a low
     tier, :data:`~compaction_audit.recall.ranking.LOW_TIERS`, or no dropped fact lost)
     at most a warning, and info below a version pin (issue 10, point 6)."""
-    sev = (Severity.ERROR if rank >= _ERROR_RANK and not low
+    sev = (Severity.ERROR if (rank >= _ERROR_RANK or person) and not low
            else Severity.INFO if low and rank < _ERROR_RANK else Severity.WARNING)
     return (ceiling if _RANK[ceiling] < _RANK[sev] else sev).value  # min(sev, ceiling)
 
@@ -229,7 +238,9 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
             & (not _asked_capped(ctx)))
            | (grouped["facts_lost"].fill_null(0) == 0))
     grouped = grouped.drop("declared")
-    sev = [loss_severity(w, lo, ceiling) for w, lo in zip(grouped["worst"], low, strict=True)]
+    person = grouped["best_tier"].is_in(list(PERSON_TIERS)).fill_null(False)
+    sev = [loss_severity(w, lo, ceiling, pe)
+           for w, lo, pe in zip(grouped["worst"], low, person, strict=True)]
     return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"),
                                 low.alias("low_tier"))
 
@@ -362,8 +373,11 @@ class SilentDiscriminatingFold(Rule):
 
     Why it matters: seed 002 ("Decision Boundary"): silent folding of a discriminating
     predicate is the failure; the agent will later answer a precision query from a
-    topic-level summary, confidently and wrongly.  Severity follows the worst kind lost,
-    and a fold whose lost items are all in the low tiers (other prose, values and
+    topic-level summary, confidently and wrongly.  Severity follows the worst kind lost:
+    an error from a version pin up (numbers, scopes, causes, negations, rules), a
+    warning for identifiers, orderings and links, an error again for any of them a
+    person typed or asked for again (tiers 1 and 2; usertest71 #3).  A fold whose lost
+    items are all in the low tiers (other prose, values and
     identifiers from tool output, finished work;
     :mod:`compaction_audit.recall.ranking`) is at most a
     warning, and info when what it lost ranks below a version pin (identifiers,
@@ -388,8 +402,9 @@ class SilentDiscriminatingFold(Rule):
     reads_recall = True
     name = "silent-discriminating-fold"
     severity = Severity.ERROR
-    severity_note = ("a warning where every fact lost is in the low tiers: other prose, "
-                     "tool output, finished work; info where those are identifiers, "
+    severity_note = ("a warning where every fact lost is an identifier, ordering or "
+                     "link no person typed, or is in the low tiers: other prose, tool "
+                     "output, finished work; info where those are identifiers, "
                      "orderings or links; never lowered when the asked-again check "
                      "stopped at its limit")
     family = "recall"
@@ -486,7 +501,9 @@ class RecallFloor(Rule):
     would drop a predicate below the recall floor required by an open task.  Spans
     whose fold was accounted are left to topic-only-fold; harness text (caveats,
     skill documents, command wrappers) is never counted.  Severity follows the worst
-    kind among the spans, like the fold rules, and is at most a warning when every
+    kind among the spans, like the fold rules (an error from a version pin up or for a
+    person's span, a warning for identifiers, orderings and links), and is at most a
+    warning when every
     span's lost facts are in the low tiers (other prose, values from tool output,
     finished work; issue 10, point 6) and none is marked ``salience_class:
     "discriminating"``, info when those rank below a version pin (identifiers,
@@ -517,7 +534,9 @@ class RecallFloor(Rule):
     reads_recall = True
     name = "recall-floor"
     severity = Severity.ERROR
-    severity_note = ("a warning where every span's lost facts are in the low tiers: "
+    severity_note = ("a warning where the spans' lost facts are identifiers, orderings "
+                     "or links and no span is a person's, or where every span's lost "
+                     "facts are in the low tiers: "
                      "other prose, tool output, finished work; info where those rank "
                      "below a version pin; never lowered when the asked-again check "
                      "stopped at its limit")
@@ -554,6 +573,10 @@ class RecallFloor(Rule):
             # marks it) keeps its source's weight: a person's words are never low
             .join(ctx.session.items.select(pl.col("id").alias("leaf"), "salience_class"),
                   on="leaf", how="left")
+            # a person's words (their source, or a lost fact of theirs) make an error
+            # whatever the kind (PERSON_TIERS); the agent's tag alone does not
+            .with_columns((person | pl.col("tier").is_in(list(PERSON_TIERS)))
+                          .fill_null(False).alias("typed"))
             .with_columns(pl.when(pl.col("salience_class") == "discriminating").then(2)
                           .when(pl.col("tier").is_not_null()).then(pl.col("tier"))
                           .when(person | pl.col("rank").is_null()).then(2).otherwise(6)
@@ -566,17 +589,19 @@ class RecallFloor(Rule):
         count = interval_sum(spans, n).rename({"value": "below_floor"})
         worst = (interval_sum(spans, n, by="rank").filter(pl.col("value") > 0)
                  .group_by("ri").agg(pl.col("rank").max()))
-        loud = interval_sum(spans, n, (~pl.col("low")).cast(pl.Int64)).rename({"value": "loud"})
+        loud = interval_sums(spans, n, {"loud": (~pl.col("low")).cast(pl.Int64),
+                                        "typed": pl.col("typed").cast(pl.Int64)})
         rows = ids_per_round(count.filter(pl.col("below_floor") > 0)
                              .join(worst, on="ri", how="left").join(loud, on="ri", how="left"),
                              spans.select(pl.col("start").alias("ri"), pl.col("leaf").alias("id")),
                              "new_spans")
         capped = _asked_capped(ctx)  # then no tier lowers it (as for the folds)
-        sev = [loss_severity(r, loud == 0 and not capped, self.severity)
-               for r, loud in zip(rows["rank"], rows["loud"], strict=True)]
+        sev = [loss_severity(r, loud == 0 and not capped, self.severity, bool(typed))
+               for r, loud, typed in zip(rows["rank"], rows["loud"],
+                                         rows["typed"].fill_null(0), strict=True)]
         return Outcome(rows.with_columns(pl.Series("severity", sev),
                                          pl.lit(ctx.session.header.recall_floor)
-                                         .alias("recall_floor")).drop("rank", "loud"))
+                                         .alias("recall_floor")).drop("rank", "loud", "typed"))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         spans = v["new_spans"]
