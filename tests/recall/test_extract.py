@@ -94,6 +94,22 @@ def test_a_ticket_keeps_its_numbered_parts(text: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
+    ("Run 0051_add_orders_index on the replica.", {("identifier", "0051_add_orders_index")}),
+    ("Apply 20240115_create_users first.", {("identifier", "20240115_create_users")}),
+    ("Apply 001_init.sql first.", {("identifier", "001_init.sql")}),
+    ("Squash into 0007_Squashed_Orders.", {("identifier", "0007_squashed_orders")}),
+    # digits and underscores alone are a number's grouping, no name
+    ("Load 1_000_000 rows.", set()),
+    ("Load 12_500 rows.", set()),
+])
+def test_a_name_led_by_digits_is_an_identifier(text: str,
+                                               expected: set[tuple[str, str]]) -> None:
+    """usertest71 #1: migration files (Django, Rails, sqitch) are named by a number and
+    words; a fold that lost a person's 0051_add_orders_index gave no finding."""
+    assert found(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
     ("Please set max_connections = 200 and do NOT use --force when restarting.",
      "do NOT use --force when restarting"),
     ("Deploy it with hugo 0.120.4, and do NOT purge the CDN cache.",

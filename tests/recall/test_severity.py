@@ -222,3 +222,18 @@ def test_summary_row_says_a_compaction_could_not_be_checked(write_log: LogWriter
     assert "pointer" in rows[0] and rows[0].endswith("| **WARN** |")
     assert "opaque" in rows[1]
     assert rows[1].endswith("| **PASS** \\(1 compaction could not be checked\\) |")
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    # a person's identifier or ordering lost silently: an error (usertest71 #3: the
+    # docs said error, the tool gave a warning and the gate passed)
+    ("user", [("CA301", "error"), ("CA303", "error")]),
+    # the same words in the assistant's prose (other prose, a low tier), where an
+    # identifier ranks below a version pin: info
+    ("assistant", [("CA301", "info"), ("CA303", "info")]),
+])
+def test_a_persons_identifier_lost_is_an_error(write_log: LogWriter, source: str,
+                                               expected: list[tuple[str, str]]) -> None:
+    path = write_log(fold_all([span("u", "Squash the history into squashed_orders_history.",
+                                    source)], "Squash the history."))
+    assert recall_findings(path) == expected
