@@ -102,6 +102,53 @@ def test_episodes_per_rule_boundary() -> None:
     assert (len(listed), omitted) == (7, [])
 
 
+def test_a_rules_one_error_is_listed_whatever_warnings_came_before_it() -> None:
+    # usertest71 #2: a summary's invented ticket, CA305's only error, was its 4th
+    # episode and every format cut it for three warnings (5 in JSON: 6 here)
+    warn = Severity.WARNING
+    found = [finding("CA305", r, severity=warn) for r in (0, 2, 4, 6, 8, 10)]
+    found.append(finding("CA305", 12, "ticket"))
+    listed, omitted = bounded_episodes(found, show_all=False)
+    # the error and the first four warnings, in round order; the warning of round 10 left
+    assert [run[0].round for run in listed] == [0, 2, 4, 6, 12]
+    assert omitted == [{"code": "CA305", "rule": "rule-CA305", "episodes": 2, "findings": 2,
+                        "first_round": 8, "last_round": 10}]
+    # no error: the first five by round, as before
+    listed, omitted = bounded_episodes(found[:-1], show_all=False)
+    assert [run[0].round for run in listed] == [0, 2, 4, 6, 8]
+    assert omitted[0]["first_round"] == omitted[0]["last_round"] == 10
+
+
+def test_the_text_report_and_annotations_show_the_rules_one_error(tmp_path: Path) -> None:
+    from compaction_audit.report.github import _priority
+    from compaction_audit.report.junit import _episodes_text
+    from compaction_audit.report.summary import episodes
+
+    warn = Severity.WARNING
+    found = [finding("CA305", r, message=f"claim {r}", severity=warn) for r in (0, 2, 4)]
+    found.append(finding("CA305", 6, message="ticket OPS-7781"))
+    # JUnit: EPISODES_PER_RULE (5) shows all four; the text report shows three
+    assert "ticket OPS-7781" in _episodes_text(found, False, {})
+    others = [finding("CA201", r) for r in (1, 3, 5)]  # a rule's second errors
+    runs = list(episodes([*found, *others]))
+    order = [run[0].message for run in _priority(runs)]
+    # GitHub's slots: the first error of each rule before any rule's second
+    assert order[:2] == ["m", "ticket OPS-7781"]
+    # the text report: three episodes of a rule, the error among them, in round order
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from compaction_audit.report.terminal import findings_section
+
+    console = Console(width=100, record=True)
+    console.print(findings_section(SimpleNamespace(findings=found)))  # type: ignore[arg-type]
+    text = console.export_text()
+    assert [m for m in ("claim 0", "claim 2", "claim 4", "ticket OPS-7781") if m in text] == [
+        "claim 0", "claim 2", "ticket OPS-7781"]
+    assert "1 more episode of CA305 (round 4)" in text
+
+
 def numbers_trace(path: Path, n: int) -> Path:
     """One span stating ``n`` shard timings, folded into a summary that keeps none of
     them, its sources evicted (issue 11: a 172 KB span of 30,000 numbers gave a 19 MB

@@ -434,7 +434,7 @@ def audit_command(
         "compaction and folded round, where lists otherwise stop at 'N more (--all)'. "
         "JSON, SARIF and JUnit: every finding on its own (else one episode per rule and "
         "run of rounds, with its count, a broken or reversed rule's findings each their "
-        "own, CA304 and CA307; at most 5 per rule), every round of the series "
+        "own, CA304 and CA307; at most 5 per rule, the most severe), every round of the series "
         "(else the key rounds) and every list item (else the first 10, 5 in a list's "
         "item, 3 in a finding's values, with a '<key>_truncated' count of all: "
         "docs/ci.md, Output size).  HTML: tables stop at 200 rows, the rest counted "

@@ -44,7 +44,8 @@ VALUES_CAP, VALUES_NESTED_CAP = 3, 3
 first children and their dropped facts, "and N more")."""
 
 EPISODES_PER_RULE = 5
-"""Episodes of one rule the machine formats list (the first ones, by round); the rest
+"""Episodes of one rule the machine formats list (the most severe, then the first ones
+by round: :func:`worst_first`); the rest
 are counted in ``findings_omitted`` (JSON) or a summary result (SARIF)."""
 
 TIER_KEY = "tier"
@@ -222,30 +223,46 @@ def without_derived_keys(value: Any) -> Any:
     return out
 
 
+def worst_first(rule_runs: list[list[Finding]], limit: int
+                ) -> tuple[list[list[Finding]], list[list[Finding]]]:
+    """(the episodes of one rule to list, the rest), each in the order given (by
+    round): the ``limit`` most severe, the earlier first among equals, so that a rule's
+    one error is listed whatever warnings came before it (usertest71 #2: a summary's
+    invented ticket, the rule's only error, was the 4th episode, cut for three
+    warnings)."""
+    if len(rule_runs) <= limit:
+        return rule_runs, []
+    order = sorted(range(len(rule_runs)),
+                   key=lambda i: (-max(f.severity.rank for f in rule_runs[i]), i))
+    keep = set(order[:limit])
+    return ([run for i, run in enumerate(rule_runs) if i in keep],
+            [run for i, run in enumerate(rule_runs) if i not in keep])
+
+
 def bounded_episodes(findings: list[Finding], show_all: bool
                      ) -> tuple[list[list[Finding]], list[dict[str, Any]]]:
     """(the episodes to list, by first round then rule code; what was left out): at most
-    :data:`EPISODES_PER_RULE` episodes per rule (all with ``show_all``), and per rule
-    with more, ``{"code", "rule", "episodes", "findings", "first_round", "last_round"}``
-    of the episodes not listed."""
+    :data:`EPISODES_PER_RULE` episodes per rule, the most severe
+    (:func:`worst_first`; all with ``show_all``), and per rule with more, ``{"code",
+    "rule", "episodes", "findings", "first_round", "last_round"}`` of the episodes not
+    listed."""
+    every = runs(findings, show_all)
+    if show_all:
+        return every, []
+    by_rule: dict[str, list[list[Finding]]] = {}
+    for run in every:
+        by_rule.setdefault(run[0].code, []).append(run)
     listed: list[list[Finding]] = []
-    omitted: dict[str, dict[str, Any]] = {}
-    seen: Counter[str] = Counter()
-    for run in runs(findings, show_all):
-        code = run[0].code
-        seen[code] += 1
-        if show_all or seen[code] <= EPISODES_PER_RULE:
-            listed.append(run)
-            continue
-        o = omitted.setdefault(code, {"code": code, "rule": run[0].rule, "episodes": 0,
-                                      "findings": 0, "first_round": run[0].round,
-                                      "last_round": run[-1].round})
-        o["episodes"] += 1
-        o["findings"] += len(run)
-        o["last_round"] = run[-1].round
-    if not show_all:  # report order: by first round, then rule code
-        listed.sort(key=lambda run: (run[0].round, run[0].code))
-    return listed, list(omitted.values())
+    omitted: list[dict[str, Any]] = []
+    for code, rule_runs in by_rule.items():
+        shown, rest = worst_first(rule_runs, EPISODES_PER_RULE)
+        listed += shown
+        if rest:
+            omitted.append({"code": code, "rule": rest[0][0].rule, "episodes": len(rest),
+                            "findings": sum(len(run) for run in rest),
+                            "first_round": rest[0][0].round, "last_round": rest[-1][-1].round})
+    listed.sort(key=lambda run: (run[0].round, run[0].code))  # report order
+    return listed, omitted
 
 
 def key_round_set(r: SessionReport, listed: list[list[Finding]]) -> set[int]:

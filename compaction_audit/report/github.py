@@ -85,20 +85,22 @@ def worst(run: list[Finding]) -> str:
 
 def _priority(runs: list[list[Finding]]) -> list[list[Finding]]:
     """Episodes in the order they get a slot: by severity (worst first), then each
-    rule's first episode before any rule's second, then the rules whose findings are
+    rule's first episode of that severity before any rule's second (usertest71 #2: a
+    rule's one error after three of its warnings came after every other rule's second
+    error, and got no slot), then the rules whose findings are
     acts to undo (a rule broken or reversed: not :attr:`~compaction_audit.rules.base.
     Rule.episodic`) before the others (usertest63 #4: compaction drift, "continue and
     monitor", took a slot a broken rule did not get), then code and round."""
     from compaction_audit.rules.base import episodic
 
-    nth: Counter[str] = Counter()
+    nth: Counter[tuple[str, int]] = Counter()
     keyed = []
     for run in runs:
         first = run[0]
         rank = max(f.severity.rank for f in run)
-        keyed.append((-rank, nth[first.code], episodic(first.code), first.code, first.round,
-                      run))
-        nth[first.code] += 1
+        keyed.append((-rank, nth[first.code, rank], episodic(first.code), first.code,
+                      first.round, run))
+        nth[first.code, rank] += 1
     return [k[-1] for k in sorted(keyed, key=lambda k: k[:5])]
 
 

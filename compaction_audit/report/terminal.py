@@ -27,6 +27,7 @@ from rich.text import Text
 
 from compaction_audit.conditions import can_invert, depth_condition
 from compaction_audit.report.advice import episode_advice
+from compaction_audit.report.bounded import worst_first
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
 from compaction_audit.report.safe import printable
@@ -460,8 +461,9 @@ def _episode(run: list[Finding], show_all: bool = False,
 def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType:
     """Findings by rule, errors first: a head line per rule (severity, code, name, how
     many findings in how many episodes: :func:`rule_count`), its episodes (at most
-    :data:`EPISODES_PER_RULE` unless ``show_all``) with line and message, and the
-    rule's action once."""
+    :data:`EPISODES_PER_RULE`, the most severe: :func:`~compaction_audit.report.
+    bounded.worst_first`, unless ``show_all``) with line and message, and the rule's
+    action once."""
     if not r.findings:
         return Group(Text("Findings", style="bold"), Text("  No findings.", style="green"))
     by_rule: dict[str, list[list[Finding]]] = {}
@@ -479,11 +481,11 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
         parts.append(hanging((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
                              (f"{code} {first.rule}", "bold"), f"  {rule_count(runs)}",
                              indent=8))
-        shown, hidden = capped(runs, show_all, EPISODES_PER_RULE)
+        shown, left = (runs, []) if show_all else worst_first(runs, EPISODES_PER_RULE)
         for run in shown:
             parts += _episode(run, show_all, worst(code))
-        if hidden:
-            spans = list(dict.fromkeys(_span(run) for run in runs[len(shown):]))
+        if hidden := len(left):
+            spans = list(dict.fromkeys(_span(run) for run in left))
             rest = ", ".join(spans[:8])  # each once: a broken rule's findings are
             more = ", ..." if len(spans) > 8 else ""  # episodes of their own (adv120 #6)
             one = len(spans) == 1 and "-" not in rest  # one round
