@@ -45,7 +45,7 @@ first children and their dropped facts, "and N more")."""
 
 EPISODES_PER_RULE = 5
 """Episodes of one rule the machine formats list (the most severe, then the first ones
-by round: :func:`worst_first`); the rest
+by round: :func:`most_severe`); the rest
 are counted in ``findings_omitted`` (JSON) or a summary result (SARIF)."""
 
 TIER_KEY = "tier"
@@ -223,7 +223,7 @@ def without_derived_keys(value: Any) -> Any:
     return out
 
 
-def worst_first(rule_runs: list[list[Finding]], limit: int
+def most_severe(rule_runs: list[list[Finding]], limit: int
                 ) -> tuple[list[list[Finding]], list[list[Finding]]]:
     """(the episodes of one rule to list, the rest), each in the order given (by
     round): the ``limit`` most severe, the earlier first among equals, so that a rule's
@@ -243,7 +243,7 @@ def bounded_episodes(findings: list[Finding], show_all: bool
                      ) -> tuple[list[list[Finding]], list[dict[str, Any]]]:
     """(the episodes to list, by first round then rule code; what was left out): at most
     :data:`EPISODES_PER_RULE` episodes per rule, the most severe
-    (:func:`worst_first`; all with ``show_all``), and per rule with more, ``{"code",
+    (:func:`most_severe`; all with ``show_all``), and per rule with more, ``{"code",
     "rule", "episodes", "findings", "first_round", "last_round"}`` of the episodes not
     listed."""
     every = runs(findings, show_all)
@@ -255,7 +255,7 @@ def bounded_episodes(findings: list[Finding], show_all: bool
     listed: list[list[Finding]] = []
     omitted: list[dict[str, Any]] = []
     for code, rule_runs in by_rule.items():
-        shown, rest = worst_first(rule_runs, EPISODES_PER_RULE)
+        shown, rest = most_severe(rule_runs, EPISODES_PER_RULE)
         listed += shown
         if rest:
             omitted.append({"code": code, "rule": rest[0][0].rule, "episodes": len(rest),

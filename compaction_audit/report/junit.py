@@ -28,7 +28,7 @@ from typing import Any
 from compaction_audit.baseline import grown_findings
 from compaction_audit.errors import LogError
 from compaction_audit.report.advice import what_to_do
-from compaction_audit.report.bounded import EPISODES_PER_RULE, worst_first
+from compaction_audit.report.bounded import EPISODES_PER_RULE, most_severe
 from compaction_audit.report.formats import RenderOptions, rules_of
 from compaction_audit.report.gaps import gap_cases, gaps_fail
 from compaction_audit.report.lines import line_at, lines_span
@@ -71,9 +71,9 @@ def _episodes_text(found: list[Finding], show_all: bool,
                    grown: dict[int, dict[str, Any]]) -> str:
     """The episodes of ``found`` (one rule's findings), at most
     :data:`~compaction_audit.report.bounded.EPISODES_PER_RULE`, the most severe
-    (:func:`~compaction_audit.report.bounded.worst_first`), unless ``show_all``."""
+    (:func:`~compaction_audit.report.bounded.most_severe`), unless ``show_all``."""
     runs = list(episodes(found)) if not show_all else [[f] for f in found]
-    shown = runs if show_all else worst_first(runs, EPISODES_PER_RULE)[0]
+    shown = runs if show_all else most_severe(runs, EPISODES_PER_RULE)[0]
     text = [_episode_text(run, grown) for run in shown]
     if len(runs) > len(shown):
         text.append(f"and {len(runs) - len(shown)} more episodes (--all lists them)")

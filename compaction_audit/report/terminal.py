@@ -27,7 +27,7 @@ from rich.text import Text
 
 from compaction_audit.conditions import can_invert, depth_condition
 from compaction_audit.report.advice import episode_advice
-from compaction_audit.report.bounded import worst_first
+from compaction_audit.report.bounded import most_severe
 from compaction_audit.report.lines import line_at, lines_span
 from compaction_audit.report.model import Report, SessionReport, reader_notes, session_named
 from compaction_audit.report.safe import printable
@@ -462,7 +462,7 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
     """Findings by rule, errors first: a head line per rule (severity, code, name, how
     many findings in how many episodes: :func:`rule_count`), its episodes (at most
     :data:`EPISODES_PER_RULE`, the most severe: :func:`~compaction_audit.report.
-    bounded.worst_first`, unless ``show_all``) with line and message, and the rule's
+    bounded.most_severe`, unless ``show_all``) with line and message, and the rule's
     action once."""
     if not r.findings:
         return Group(Text("Findings", style="bold"), Text("  No findings.", style="green"))
@@ -481,7 +481,7 @@ def findings_section(r: SessionReport, show_all: bool = False) -> RenderableType
         parts.append(hanging((f"{sev.upper():<8}", SEVERITY_STYLE[sev]),
                              (f"{code} {first.rule}", "bold"), f"  {rule_count(runs)}",
                              indent=8))
-        shown, left = (runs, []) if show_all else worst_first(runs, EPISODES_PER_RULE)
+        shown, left = (runs, []) if show_all else most_severe(runs, EPISODES_PER_RULE)
         for run in shown:
             parts += _episode(run, show_all, worst(code))
         if hidden := len(left):
