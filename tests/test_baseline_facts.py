@@ -140,6 +140,15 @@ def test_a_baseline_of_another_session_at_the_same_path_is_not_applied(base: Pat
     text = run("audit", "t.jsonl", "--baseline", str(base)).stdout
     assert ("baseline entries for t.jsonl are of session facts, not of this trace's "
             "session next-run: not applied") in text
+    # the verdict alone says it on stderr (usertest71 #4: -q and --statistics failed
+    # with every finding new and no word of why)
+    for flag in ("-q", "--statistics"):
+        quiet = run("audit", "t.jsonl", "--baseline", str(base), flag)
+        assert quiet.exit_code == 1
+        assert quiet.stderr.startswith(
+            "compaction-audit: baseline entries for t.jsonl are of session facts, not "
+            "of this trace's "
+            "session next-run: not applied"), quiet.stderr
     for e in (doc := json.loads(base.read_text()))["findings"]:  # a baseline without
         e.pop("session", None)  # sessions keeps its meaning
     base.write_text(json.dumps(doc))

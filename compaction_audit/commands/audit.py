@@ -555,9 +555,9 @@ def audit_command(
     if fmt is AuditFormat.github:
         step_summary(report, opts, inputs)
     if baseline is not None and (quiet or statistics):  # the verdicts only: why the
-        from compaction_audit.report.summary import other_path_lines  # baseline held
-        say_some([ln for s in report.sessions for ln in other_path_lines(s)],  # nothing
-                 "such traces")  # back, on stderr (usertest32 #5)
+        from compaction_audit.report.summary import baseline_held_nothing  # baseline
+        say_some([ln for s in report.sessions for ln in baseline_held_nothing(s)],  # held
+                 "baseline lines")  # nothing back, on stderr (usertest32 #5, usertest71 #4)
     raise typer.Exit(report.exit_code(eff.fail_on))
 
 

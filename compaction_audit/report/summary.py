@@ -307,10 +307,7 @@ def stale_lines(report: Report, show_all: bool = False) -> list[str]:
         info = baseline_info(s)
         for e in (info or {}).get("stale", []):
             out.append(_stale_line(e))
-        for other in (info or {}).get("other_session", []):
-            out.append(f"baseline entries for {s.path} are of session {other}, not of this "
-                       f"trace's session {s.header.session_id}: not applied (make the "
-                       "baseline of this session)")
+        out += other_session_lines(s)
         for g in (info or {}).get("grown", []):
             out.append(f"baseline entry {s.path} {g['code']} {g['rule']} {g['key']} "
                        f"{grown_phrase(g)}: reported as new")
@@ -320,6 +317,23 @@ def stale_lines(report: Report, show_all: bool = False) -> list[str]:
     rest = len(out) - BASELINE_LINES
     return [*out[:BASELINE_LINES], f"... and {rest:,} more baseline line(s) (--all lists "
                                    "them; so does the JSON report with --all)"]
+
+
+def other_session_lines(s: SessionReport) -> list[str]:
+    """One line per session the baseline's entries for ``s``'s path were made of, when
+    that is not ``s``'s session: those entries are not applied."""
+    return [f"baseline entries for {s.path} are of session {other}, not of this trace's "
+            f"session {s.header.session_id}: not applied (make the baseline of this "
+            "session, or write the same session_id when recording the trace again)"
+            for other in (baseline_info(s) or {}).get("other_session", [])]
+
+
+def baseline_held_nothing(s: SessionReport) -> list[str]:
+    """Why a baseline held none of ``s``'s findings, where it says: its entries for
+    this path are of another session (:func:`other_session_lines`) or it has entries
+    only under another path of the file's name (:func:`other_path_lines`); what
+    ``audit --baseline -q`` and ``--statistics`` say on standard error."""
+    return [*other_session_lines(s), *other_path_lines(s)]
 
 
 def other_path_lines(s: SessionReport) -> list[str]:
