@@ -283,7 +283,8 @@ def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
 
 def _describe(children: list[dict[str, Any]], limit: int = 3,
               at: dict[str, str] | None = None, span_word: str = "",
-              said: dict[str, str] | None = None) -> str:
+              said: dict[str, str] | None = None,
+              retained: frozenset[str] = frozenset()) -> str:
     """The children's losses, best tier first (then worst kind), at most ``limit``
     children (the finding's values keep every child).  A fold that lost more than
     :data:`_LISTED` distinct facts is said in counts with its first :data:`_SHOWN`
@@ -292,7 +293,9 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
     ``at`` names a span by its line (:func:`stated_at`) instead of its id;
     ``span_word`` goes before an id the counted form names ("span 3": a native log's
     numeric id read as a line, usertest20); ``said``: each lost fact's key -> its
-    text as the span the lost list names words it (the counted form quotes that)."""
+    text as the span the lost list names words it (the counted form quotes that);
+    ``retained``: the children still in the working set after the fold (a recoverable
+    child is "retained", else "offloaded": usertest71 #7)."""
     at = at or {}
     # each fact once, in the order of the report's lost list (its position there),
     # named by the span that list names; a fact the list does not hold (another span
@@ -333,8 +336,9 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
     parts = []
     for c in ordered[:limit]:
         kinds = c["dropped"]  # already in tier order; a fact still recoverable (its
-        mark = (" (recoverable: the span is offloaded)" if c.get("child_resolvable")
-                else " (still held by another span)")  # span offloaded, or another
+        how = "retained" if c["child"] in retained else "offloaded"
+        mark = (f" (recoverable: the span is {how})" if c.get("child_resolvable")
+                else " (still held by another span)")  # span kept, or another
         lost = ", ".join(f"{d['kind']} {d['text']!r}" + (  # holds it) is not lost
             mark if d["key"] not in listed else "")  # (usertest19 #5, usertest22 #1)
             for d in kinds)
@@ -343,16 +347,34 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
     return "; ".join(parts) + (f"; and {rest} more children" if rest > 0 else "")
 
 
-def _describe_at(children: list[dict[str, Any]], ctx: Context) -> str:
-    """:func:`_describe` with the spans named by their lines where the log has them."""
+def _retained_children(ctx: Context, fold: str) -> frozenset[str]:
+    """The children of ``fold`` still in the working set after its round: from one join
+    of the fold edges with the membership intervals, once per audit."""
+    if "retained_children" not in ctx.cache:
+        s = ctx.session
+        kept = (s.edges.lazy().select("parent", "child", "ri")
+                .join(s.membership.lazy(), left_on="child", right_on="id")
+                .filter((pl.col("start") <= pl.col("ri")) & (pl.col("ri") < pl.col("end")))
+                .group_by("parent").agg(pl.col("child").unique()).collect())
+        ctx.cache["retained_children"] = {p: frozenset(c) for p, c in kept.iter_rows()}
+    found: dict[str, frozenset[str]] = ctx.cache["retained_children"]
+    return found.get(fold, frozenset())
+
+
+def _describe_at(children: list[dict[str, Any]], ctx: Context, fold: str = "") -> str:
+    """:func:`_describe` with the spans named by their lines where the log has them, a
+    recoverable child of ``fold`` said retained or offloaded."""
     if "stated_texts" not in ctx.cache:  # each lost fact as its stating span words it
         ctx.cache["stated_texts"] = dict(ranked_of(ctx).select("key", "text").iter_rows())
     said = ctx.cache["stated_texts"]
+    retained = (_retained_children(ctx, fold)
+                if any(c.get("child_resolvable") for c in children) else frozenset())
     if ctx.session.header.extra.get("source_format") in (None, "native"):
-        return _describe(children, span_word="span ", said=said)  # its ids stay
+        return _describe(children, span_word="span ", said=said,  # its ids stay
+                         retained=retained)
     ids = {c["child"] for c in children} | {d.get("stated_in") for c in children
                                              for d in c["dropped"]} - {None}
-    return _describe(children, at=stated_at(ctx, ids), said=said)
+    return _describe(children, at=stated_at(ctx, ids), said=said, retained=retained)
 
 
 _LISTED = 4  # a fold that lost at most this many distinct facts lists them all
@@ -437,7 +459,8 @@ class SilentDiscriminatingFold(Rule):
         # a fold every one of whose dropped facts another span still holds lost nothing:
         # "silently dropped" said a loss (usertest25 #3); its severity is at most warning
         verb = "dropped, but lost nothing" if v.get("facts_lost") == 0 else "silently dropped"
-        return f"fold {v['fold']} {verb}: {_describe_at(v['children'], ctx)}{_low_note(v)}"
+        described = _describe_at(v["children"], ctx, v["fold"])
+        return f"fold {v['fold']} {verb}: {described}{_low_note(v)}"
 
 
 @register
@@ -475,7 +498,8 @@ class TopicOnlyFold(Rule):
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         how = "accounted fold" if v["accounted"] else "fold"
-        return f"{how} {v['fold']} kept the topic only: {_describe_at(v['children'], ctx)}"
+        return (f"{how} {v['fold']} kept the topic only: "
+                f"{_describe_at(v['children'], ctx, v['fold'])}")
 
 
 def _product_folds(ctx: Context) -> list[int]:

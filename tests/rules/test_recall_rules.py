@@ -136,6 +136,20 @@ def test_negative_controls(write_log: LogWriter) -> None:
     assert recall_findings(audit(offloaded)) == [("topic-only-fold", 1, "F", "warning")]
 
 
+@pytest.mark.parametrize(("kept", "how"), [({"offloaded": ["u"]}, "offloaded"),
+                                            ({}, "retained")])
+def test_a_recoverable_child_is_said_offloaded_or_retained(write_log: LogWriter,
+                                                           kept: dict[str, Any],
+                                                           how: str) -> None:
+    """usertest71 #7: a child the fold left in the working set read "offloaded"."""
+    path = write_log([rnd(0, spans=[span("u", "Use port 8443 for the api.", "user")]),
+                      rnd(1, summaries=[fold("F", ["u"], "An api port was chosen.")],
+                          **kept)])
+    [f] = [f for f in audit(path).findings if f.rule == "topic-only-fold"]
+    assert f.message == ("fold F kept the topic only: u: quantity '8443' "
+                         f"(recoverable: the span is {how})")
+
+
 @pytest.mark.parametrize("accounting", ["", "  \n", "\u200b", {}, {"dropped_values": []},
                                         {"note": " ", "values": [""]},
                                         "\u3164", "\u2800", "\u034f"])  # adv109 #8
