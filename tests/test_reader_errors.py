@@ -172,6 +172,27 @@ def test_a_string_open_at_the_end_of_a_line_is_unterminated(tmp_path: Path) -> N
         read_native(str(path))
 
 
+@pytest.mark.parametrize(("value", "word", "field"), [
+    ('[["a", NaN]]', "NaN", "retained"),
+    ('[["a", Infinity]]', "Infinity", "retained"),
+    ('[["a", -Infinity]]', "-Infinity", "retained"),
+    ('[{"id": "a", "salience": NaN}]', "NaN", "salience"),
+])
+def test_nan_names_itself_and_its_field(tmp_path: Path, value: str, word: str,
+                                        field: str) -> None:
+    """usertest71 #10: what Python's json.dumps writes for a float('nan') read
+    "unexpected character, expected a JSON value", no field named."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(OK0) + '\n{"type": "round", "round": 0, "spans": [{"id": "a",'
+                    ' "tokens": 5}], "retained": ' + value + "}\n")
+    result = CliRunner().invoke(app, ["audit", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"compaction-audit: {path}:2: bad JSON: {word} is not JSON (write null for no "
+        f"value: Python's json.dumps writes {word} unless allow_nan=False), in field "
+        f"'{field}'")
+
+
 def test_cli_error_is_one_line_exit_2(write_log: LogWriter) -> None:
     path = write_log([OK0, rnd(1, evicted=["nope"])])
     result = CliRunner().invoke(app, ["audit", str(path)])

@@ -8,6 +8,8 @@ error a user sees names the cause and not only orjson's message.
 
 from __future__ import annotations
 
+import re
+
 from compaction_audit.runtime import addrspace
 
 ORJSON_OUT_OF_MEMORY = addrspace.ORJSON_OUT_OF_MEMORY
@@ -55,7 +57,31 @@ def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
             and raw.rstrip(b"\r\n") != raw and pos == len(raw.rstrip(b"\r\n"))):
         # adv56: `{"bad` and its newline: the string runs to the end of the line
         return "bad JSON: unterminated string (a quote is missing before the line ends)"
+    if what == "bad JSON" and pos is not None and (named := _not_a_number(raw, pos)):
+        return f"bad JSON: {named}"
     return f"{what}: {message}"
+
+
+_NON_NUMBERS = ("NaN", "Infinity", "-Infinity")
+_KEY_RE = re.compile(r'"((?:[^"\\\n]|\\.){1,64}+)"\s*:')
+
+
+def _not_a_number(raw: bytes, pos: int) -> str | None:
+    """``"NaN is not JSON (write null for no value: Python's json.dumps writes NaN
+    unless allow_nan=False), in field 'retained'"`` when the decoder stopped at NaN,
+    Infinity or -Infinity (usertest71 #10: what a Python logger writes by default read
+    "unexpected character" with no field); the field is the last key opened before it,
+    where there is one within the line's first 64 KB.  None otherwise."""
+    text = raw[:65536].decode("utf-8", "replace")
+    word = next((w for w in _NON_NUMBERS if text.startswith(w, pos)), None)
+    if word is None:
+        return None
+    if word == "Infinity" and pos and text[pos - 1] == "-":
+        word = "-Infinity"
+    keys = _KEY_RE.findall(text, 0, pos)
+    field = f", in field '{keys[-1]}'" if keys else ""
+    return (f"{word} is not JSON (write null for no value: Python's json.dumps writes "
+            f"{word} unless allow_nan=False){field}")
 
 
 _CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\x0c")
