@@ -483,3 +483,32 @@ def test_a_claim_another_summary_now_states_first_is_still_the_baseline_s(
         ("CA305", "PAYTOK-88231")]
     assert [(g["code"], g["new_facts"]) for g in grown.extra["baseline"]["grown"]] == [
         ("CA305", 1)]
+
+
+def _own_words_log(path: Path, summary: str) -> Path:
+    """A person's pool size kept by summary C in words of its own, then D keeping the
+    size and dropping those words: D loses nothing."""
+    return dump([session(session_id="own"),
+                 rnd(0, spans=[{"id": "u1", "tokens": 20, "text": "Set the pool size to 64.",
+                                "source": "user"}]),
+                 rnd(1, summaries=[{"id": "C", "tokens": 5, "children": ["u1"],
+                                    "text": summary}], evicted=["u1"]),
+                 rnd(2, summaries=[{"id": "D", "tokens": 5, "children": ["C"],
+                                    "text": "Pool size is 64."}], evicted=["C"])], path)
+
+
+def test_a_fold_that_drops_more_words_only_a_summary_states_loses_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """usertest71 #6: the baseline said "now loses 1 more fact" of a fold whose own
+    finding said it "lost nothing"."""
+    monkeypatch.chdir(tmp_path)
+    _own_words_log(tmp_path / "t.jsonl", "Pool size is 64, per runbook-77.")
+    assert run("baseline", "create", "t.jsonl", "-o", "b.json").exit_code == 0
+    _own_words_log(tmp_path / "t.jsonl", "Pool size is 64, per runbook-77 and OPS-5.")
+    out = run("audit", "t.jsonl", "--baseline", "b.json", "--fail-on", "never").stdout
+    text = " ".join(out.split())  # lines wrapped at the terminal's width
+    assert ("baseline entry t.jsonl CA301 silent-discriminating-fold entity:D now drops 1 "
+            "more fact(s) (identifier 'OPS-5'), none lost: reported as new") in text
+    assert ("fold D dropped, but lost nothing: C: identifier 'runbook-77' (only a summary "
+            "states it, no raw span), identifier 'OPS-5' (only a summary states it, no raw "
+            "span)") in text

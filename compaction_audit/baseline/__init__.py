@@ -236,6 +236,20 @@ def _new_units(f: Finding, by_fold: FoldLosses, b: Entry) -> list[dict[str, str]
     return out
 
 
+def _verb(f: Finding, by_fold: FoldLosses) -> str:
+    """What a grown entry's finding does with its new facts: ``states`` (a summary's
+    claim or flip), ``drops`` (a fold that lost nothing: its facts are those it dropped
+    that a span still holds or only a summary states, ``held:`` units; usertest71 #6:
+    "now loses 1 more fact" of a fold whose finding said it lost nothing), else
+    ``loses``."""
+    from compaction_audit.diff import lost_keys, stated_units
+
+    if stated_units(f):
+        return "states"
+    units = lost_keys(f, by_fold)
+    return "drops" if units and all(u.startswith("held:") for u in units) else "loses"
+
+
 def entries(report: Report) -> list[Entry]:
     """The distinct baseline entries of every finding in ``report``, sorted."""
     return merged([e for s in report.sessions for _, e in session_entries(s)])
@@ -309,7 +323,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
             by_name.setdefault(e.trace.rsplit("/", 1)[-1], set()).add(e.trace)
         else:
             by_trace.setdefault(e.trace, []).append((fp, e))
-    from compaction_audit.diff import fold_lost_units, stated_units
+    from compaction_audit.diff import fold_lost_units
 
     sessions = []
     for s in report.sessions:
@@ -357,7 +371,7 @@ def apply(report: Report, baseline: dict[str, Entry], source: str = "") -> Repor
                 grown.append({"code": e.code, "rule": e.rule, "key": e.key,
                               "new_facts": len(set(e.facts or ()) - set(b.facts or ())),
                               "new": _new_units(f, by_fold, b),
-                              "verb": "states" if stated_units(f) else "loses"})
+                              "verb": _verb(f, by_fold)})
         held.update(b.fingerprint for b in moved.values())
         sid = session_key(s)
         # an entry of another session at this path is not applied, not stale: it says

@@ -260,8 +260,9 @@ def grown_phrase(grown: dict[str, Any]) -> str:
     baseline, as the text report's baseline lines, the ``github`` annotation and the
     SARIF result say it (usertest16 #6: the annotation named only a fact the baseline
     held)."""
-    return (f"now {grown.get('verb', 'loses')} {grown.get('new_facts')} more fact(s)"
-            f"{_named_new(grown)}")
+    verb = grown.get("verb", "loses")
+    return (f"now {verb} {grown.get('new_facts')} more fact(s){_named_new(grown)}"
+            + (", none lost" if verb == "drops" else ""))
 
 
 def grown_prefix(grown: dict[int, dict[str, Any]], f: Finding) -> str:

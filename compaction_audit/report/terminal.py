@@ -238,7 +238,7 @@ def _baseline_line(r: SessionReport) -> str:
     grown = info.get("grown") or []
     if grown:  # each with the facts it now loses (usertest29 #6: they were named only
         # far below, under the finding, and the lost list left them "not listed")
-        out += (f"; {len(grown)} fold finding(s) of it now lose more facts, shown as new: "
+        out += (f"; {len(grown)} finding(s) of it now name more facts, shown as new: "
                 + ", ".join(f"{g['code']} {g['key']} {grown_phrase(g)}" for g in grown[:3])
                 + (f" and {len(grown) - 3} more" if len(grown) > 3 else ""))
     return out

@@ -156,13 +156,18 @@ def _dropped_facts(ctx: Context) -> pl.DataFrame | None:
                                           pl.int_range(pl.len()).alias("pos"))
     stated = stated.with_columns(pl.col("_span").alias("stated_in"))
     tagged = ctx.session.items.filter(pl.col("salience_class") == "discriminating")["id"]
+    summaries = ctx.session.items.filter(pl.col("kind") == "summary")["id"]
     tiered = one(
         add_tiers(flat, source="child_source").lazy().filter(pl.col("span_type") != "harness")
         .join(stated, on="key", how="left", maintain_order="left")
         .with_columns(*(pl.when(pl.col("_tier").is_not_null()).then(f"_{c}")
                         .otherwise(c).alias(c) for c in ("tier", "tier_name", "tier_why")),
                       (pl.col("child").is_in(tagged.implode())
-                       | pl.col("_span").is_in(tagged.implode())).alias("declared"))
+                       | pl.col("_span").is_in(tagged.implode())).alias("declared"),
+                      # a summary's own wording: no raw span states it (usertest71 #6)
+                      (pl.col("child").is_in(summaries.implode())
+                       & ~pl.col("key").is_in(recall_of(ctx).fact_keys.implode()))
+                      .alias("own_words"))
         .drop("_tier", "_tier_name", "_tier_why", "_span")
     )
     found = tiered if tiered.height else None
@@ -210,7 +215,7 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
         tiered.group_by("ri", "fold", "child", maintain_order=True)
         .agg(pl.col("child_source", "child_resolvable", "accounted").first(),
              pl.struct("kind", "text", "norm", "rank", "tier", "tier_name", "key", "pos",
-                       "stated_in")
+                       "stated_in", "own_words")
              .sort_by("tier", "rank", descending=[False, True]).alias("dropped"),
              pl.col("rank").max().alias("_worst_any"),
              pl.col("tier").min().alias("_best_any"),
@@ -318,8 +323,12 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
             dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
         shown = ", ".join(f"{d['kind']} {_cut(worded[d['key']])!r} "
                           f"({at.get(child) or f'{span_word}{child}'})" for d, child in best)
-        held = total - len(listed)
-        elsewhere = f" ({held:,} more still held by another span)" if held else ""
+        own = sum(1 for k, (d, _) in facts.items() if k not in listed and d.get("own_words"))
+        held = total - len(listed) - own
+        elsewhere = ", ".join(
+            ([f"{held:,} more still held by another span"] if held else [])
+            + ([f"{own:,} more only a summary states"] if own else []))
+        elsewhere = f" ({elsewhere})" if elsewhere else ""
         rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
         counted = (f"{len(listed):,} lost facts{elsewhere}" if listed else  # usertest21
                    f"{total:,} facts, all still recoverable,")  # #4: not "0 lost facts"
@@ -340,8 +349,9 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
         mark = (f" (recoverable: the span is {how})" if c.get("child_resolvable")
                 else " (still held by another span)")  # span kept, or another
         lost = ", ".join(f"{d['kind']} {d['text']!r}" + (  # holds it) is not lost
-            mark if d["key"] not in listed else "")  # (usertest19 #5, usertest22 #1)
-            for d in kinds)
+            "" if d["key"] in listed  # (usertest19 #5, usertest22 #1)
+            else _OWN_WORDS if d.get("own_words") and not c.get("child_resolvable")
+            else mark) for d in kinds)
         parts.append(f"{at.get(c['child'], c['child'])}: {lost}")
     rest = len(children) - limit
     return "; ".join(parts) + (f"; and {rest} more children" if rest > 0 else "")
@@ -378,6 +388,10 @@ def _describe_at(children: list[dict[str, Any]], ctx: Context, fold: str = "") -
 
 
 _LISTED = 4  # a fold that lost at most this many distinct facts lists them all
+_OWN_WORDS = " (only a summary states it, no raw span)"
+"""The mark of a fact a fold dropped from a summary child that no raw span states (a
+name of tool output no prose used, a value the summary wrote): no span holds it, and
+it is no lost fact (usertest71 #6: "still held by another span", where none did)."""
 _SHOWN = 2  # else: the best this many, and counts
 _CUT = 80  # characters of one item's text in a finding line
 

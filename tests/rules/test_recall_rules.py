@@ -207,8 +207,16 @@ def test_severity_follows_the_kind(write_log: LogWriter) -> None:
                                           "user")]),
                        rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
                            evicted=["t"])], "typed.jsonl")
-    assert recall_findings(audit(typed)) == [("silent-discriminating-fold", 1, "F", "warning"),
-                                             ("recall-floor", 1, None, "warning")]
+    # typed by a person: an error whatever its kind (usertest71 #3)
+    assert recall_findings(audit(typed)) == [("silent-discriminating-fold", 1, "F", "error"),
+                                             ("recall-floor", 1, None, "error")]
+    # an ordering the assistant decided (tier 4, no person's): a warning
+    decided = write_log([rnd(0, spans=[span("t", "We clear the cache before the deploy.",
+                                            "assistant")]),
+                         rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
+                             evicted=["t"])], "decided.jsonl")
+    assert recall_findings(audit(decided)) == [
+        ("silent-discriminating-fold", 1, "F", "warning"), ("recall-floor", 1, None, "warning")]
 
 
 def test_recall_floor_fires_and_not(write_log: LogWriter) -> None:

@@ -49,6 +49,10 @@ class Recall:
     """Share of raw span characters inside redaction placeholders (``[REDACTED_…]``)."""
     limits: list[Limit] = field(default_factory=list)
     """Checks of the analysis that stopped at their cap (issue 11, class 5)."""
+    fact_keys: pl.Series = field(default_factory=lambda: pl.Series("key", [], pl.String))
+    """The keys of every fact a raw span states (unique): a fact a fold dropped from a
+    summary child that is none of these is the summary's own wording, held by no span
+    (usertest71 #6: it read "still held by another span")."""
 
     @property
     def redacted(self) -> bool:

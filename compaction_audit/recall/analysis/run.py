@@ -112,7 +112,7 @@ def analyse(session: Session, series: Series, items: pl.DataFrame | None = None,
     lost = _lost_table(session, items, occ, names, losses, drops, limits, reach)
     floor = _floor(session, series, occ, held, life)
     return Recall(folds, debt, lost, floor, _disagreements(session, occ),
-                  redacted_share(session), limits)
+                  redacted_share(session), limits, occ.get_column("key").unique())
 
 
 def _debt_and_losses(session: Session, holders: pl.DataFrame, held: pl.DataFrame,
