@@ -76,8 +76,8 @@ def test_a_fold_that_loses_one_more_fact_is_new(base: Path) -> None:
             "more): reported as new") in " ".join(text.split())
     # and the header's baseline line, on the first screen, names them too (usertest29
     # #6: it named only the finding's key)
-    assert (f"baseline 4 finding(s) in {base}, not shown; 1 fold finding(s) of it now lose "
-            "more facts, shown as new: CA301 entity:F1 now loses 4 more fact(s) (scope "
+    assert (f"baseline 4 finding(s) in {base}, not shown; 1 finding(s) of it now name more "
+            "facts, shown as new: CA301 entity:F1 now loses 4 more fact(s) (scope "
             "'staging', quantity '30000', quantity '45000' and 1 more)") in " ".join(
                 text.split())
     sarif = json.loads(run("audit", "t.jsonl", "--baseline", str(base), "-f", "sarif").stdout)
