@@ -888,3 +888,33 @@ def test_a_boundary_gone_with_the_rounds_is_no_improvement(tmp_path: Path) -> No
     risen = dataclasses.replace(unit, candidate=dataclasses.replace(
         unit.candidate, severity=Severity.ERROR))
     assert dataclasses.replace(gone, findings=[risen]).moved() == "unchanged"
+
+
+@pytest.mark.parametrize(("first", "step"), [(100, 1), (0, 2)])
+def test_runs_that_number_their_rounds_apart_fail_the_onset_gate(
+        tmp_path: Path, first: int, step: int) -> None:
+    """adv138 #3: a candidate numbered from 100 read as an onset 89 rounds later and
+    passed --fail-if-onset-earlier with an onset 11 rounds earlier; the same run
+    numbered 0, 2, 4... read as 8 rounds better."""
+    base = make_log(tmp_path / "base.jsonl", n=12, signature=(6, 7, 8))
+    cand = tmp_path / "cand.jsonl"
+    rows = [json.loads(line) for line in Path(make_log(
+        tmp_path / "early.jsonl", n=12, signature=(3, 4, 5))).read_text().splitlines()]
+    for row in rows:
+        if row["type"] == "round":
+            row["round"] = first + step * row["round"]
+    cand.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    d = diff_reports(audit(base), audit(str(cand)))
+    last = first + step * 11
+    apart = f"baseline rounds 0-11, candidate rounds {first}-{last}"
+    assert d.rounds_apart() == apart
+    assert d.headline().endswith(f"; the runs number their rounds apart ({apart}): onsets "
+                                 "compared by round number")
+    assert d.moved() == "unchanged"  # not "later" (green) for numbers of no use
+    assert gate(d, 0, None) == [
+        f"inversion onsets not comparable: the runs number their rounds apart ({apart}); "
+        "number both runs' rounds alike"]
+    assert run(base, str(cand), "--fail-if-onset-earlier", "50").exit_code == 1
+    # numbered alike (the same first round, the same step): compared, as before
+    same = diff_reports(audit(base), audit(base))
+    assert same.rounds_apart() is None and gate(same, 0, None) == []

@@ -109,7 +109,7 @@ class RunDiff:
         note = self.lenient_note()
         return (self._changes() + self.conditions_note() + self.judged_note()
                 + (f"; {note}" if note else "") + self.coverage_note()
-                + self.sessions_note() + self.signature_note())
+                + self.sessions_note() + self.signature_note() + self.numbering_note())
 
     def moved(self) -> str:
         """How the candidate's inversion moved, for the verdict's colour: ``"earlier"``
@@ -123,6 +123,8 @@ class RunDiff:
         rows = [self.onset(k) for k in ("inversion_onset", "inversion_boundary")]
         if {o.verdict for o in rows} & {"earlier", "appeared"}:
             return "earlier"
+        if self.rounds_apart() is not None:  # round numbers of neither run: no move
+            return "unchanged"
         if all(o.baseline is None and o.candidate is None for o in rows):
             return "later" if self._fewer_losses() else "unchanged"
         better = any(o.verdict == "later" or (  # gone from rounds the candidate has
@@ -171,6 +173,34 @@ class RunDiff:
             return ""
         return " (the candidate has no rounds)" if last < 0 else \
             f" (the candidate ends at round {last})"
+
+    def rounds_apart(self) -> str | None:
+        """``"baseline rounds 0-79, candidate rounds 100-179"`` when the two runs number
+        their rounds unlike each other, so that a round number of one is no round of the
+        other: their first rounds differ, or their mean steps (last less first over the
+        rounds less one) differ by more than half; else None.  Onsets are compared by
+        round number (spec rules.md, "Onsets"): a candidate numbered from 100 read as
+        an onset 89 rounds later, and its gate passed an onset 11 rounds earlier
+        (adv138 #3)."""
+        spans = []
+        for r in (self.baseline, self.candidate):
+            rounds = r.series["round"]
+            if len(rounds) == 0:
+                return None
+            first, last = int(rounds[0]), int(rounds[-1])
+            spans.append((first, last, (last - first) / max(1, len(rounds) - 1)))
+        (f1, l1, s1), (f2, l2, s2) = spans
+        steps_apart = min(s1, s2) > 0 and max(s1, s2) / min(s1, s2) > 1.5
+        if f1 == f2 and not steps_apart:
+            return None
+        return f"baseline rounds {f1}-{l1}, candidate rounds {f2}-{l2}"
+
+    def numbering_note(self) -> str:
+        """``"; the runs number their rounds apart (...): onsets compared by round
+        number"`` where :meth:`rounds_apart` says so, else ""."""
+        apart = self.rounds_apart()
+        return "" if apart is None else (f"; the runs number their rounds apart ({apart}): "
+                                         "onsets compared by round number")
 
     def signature_note(self) -> str:
         """``"; the inversion onsets read different series: baseline
