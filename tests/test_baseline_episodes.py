@@ -133,3 +133,30 @@ def test_diff_gives_an_episode_the_key_a_baseline_file_gives_it(tmp_path: Path) 
                         ("CA104", "episode:1"), ("CA105", "episode:0")}
     keyed = zip(heavy.findings, finding_keys(heavy.findings), strict=True)
     assert {(f.code, k) for f, k in keyed if k.startswith("episode:")} == episodes
+
+
+def test_a_stale_entry_names_at_most_ten_new_episodes_nearest_its_own() -> None:
+    """adv138 #4: each stale entry held the rounds of every new episode of its rule
+    (2,000 x 2,000: a 1.1 MB baseline took an audit from 104 MB to 787 MB)."""
+    from compaction_audit.baseline import NEW_ROUNDS, _stale_shown
+    from compaction_audit.baseline.entry import Entry
+    from compaction_audit.rules.base import Finding, Severity
+
+    def entry(k: int, rounds: tuple[int, int]) -> Entry:
+        return Entry("t.jsonl", "CA202", f"episode:{k}", "silent-drop", f"{k:064x}",
+                     rounds=rounds)
+
+    news = [(Finding("silent-drop", "CA202", Severity.WARNING, r, r + 2, "m", "a"),
+             entry(100 + r, (r, r))) for r in range(0, 60, 2)]  # 30 new episodes
+    stale = [entry(1, (31, 31)), entry(2, (100, 100))]
+    shown = _stale_shown(stale, news, [f for f, _ in news])
+    assert NEW_ROUNDS == 10
+    # the window of 10 around round 31 (rounds 22..40), and the last 10 for round 100
+    assert shown[0]["new_rounds"] == [[r, r] for r in range(22, 42, 2)]
+    assert shown[1]["new_rounds"] == [[r, r] for r in range(40, 60, 2)]
+    assert shown[0]["new_rounds_more"] == shown[1]["new_rounds_more"] == 20
+    from compaction_audit.report.summary import _stale_line
+
+    assert _stale_line(shown[0]).startswith(
+        "baseline entry t.jsonl CA202 silent-drop episode:1 (round 31): CA202 fires at "
+        "rounds 22, 24, 26, 28, 30, 32, 34, 36, 38, 40 and 20 more episode(s) instead")

@@ -291,7 +291,9 @@ def _stale_line(e: dict[str, Any]) -> str:
         return f"baseline entry no longer occurs: {entry}"
     was = e.get("rounds")
     held = f" ({_rounds_text([was])})" if was else ""
-    return (f"baseline entry {entry}{held}: {e['code']} fires at {_rounds_text(moved)} "
+    more = e.get("new_rounds_more")
+    more = f" and {more:,} more episode(s)" if isinstance(more, int) and more > 0 else ""
+    return (f"baseline entry {entry}{held}: {e['code']} fires at {_rounds_text(moved)}{more} "
             "instead, reported "
             "as new (not fixed: an entry holds an episode only at rounds that overlap "
             "its own)")
