@@ -192,7 +192,8 @@ def test_markdown(traces: Path) -> None:
     # hostile text is inert: no raw markup, control characters, mentions or pipes
     assert "\x1b" not in out and "<b>" not in out and "@me" not in out
     evil_row = next(line for line in out.splitlines() if "ev\\|l" in line)
-    assert "ev\\|l&lt;b&gt;\\*\\_\\`&#64;me &#35;1 %:,\\\\x1b\\[31m\\\\x0d\\\\n" in evil_row
+    assert ("ev\\|l&lt;b&gt;\\*\\_\\`&#64;<!-- -->me &#35;<!-- -->1 "
+            "%:,\\\\x1b\\[31m\\\\x0d\\\\n") in evil_row
     assert evil_row.count(" | ") == 4  # five cells: the pipe in the text is escaped
 
 
@@ -205,7 +206,10 @@ def test_md_escapes() -> None:
     assert md("a|b") == "a\\|b"
     assert md("<script>") == "&lt;script&gt;"
     assert md("**x** _y_ `z` [l](u) ~s~") == "\\*\\*x\\*\\* \\_y\\_ \\`z\\` \\[l\\]\\(u\\) \\~s\\~"
-    assert md("@team #12 a&b") == "&#64;team &#35;12 a&amp;b"
+    # an empty comment after each: GitHub links an e-mail address after decoding the
+    # entity (adv138 #6), and reads mentions and issue numbers in the rendered text
+    assert md("@team #12 a&b") == "&#64;<!-- -->team &#35;<!-- -->12 a&amp;b"
+    assert md("ops@evil.example &#64;") == "ops&#64;<!-- -->evil\\.example &amp;&#35;<!-- -->64;"
     assert md("line\nnext\x07") == "line\\\\nnext\\\\x07"
 
 

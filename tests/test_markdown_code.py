@@ -56,5 +56,6 @@ def test_a_summary_line_escapes_each_character_once() -> None:
     from compaction_audit.report.markdown import _html
 
     assert _html("bob's \"run\" @me #1 <b> & :smile: $x https://e.x") == (
-        "bob&#39;s &quot;run&quot; &#64;me &#35;1 &lt;b&gt; &amp; &#58;smile: &#36;x "
+        "bob&#39;s &quot;run&quot; &#64;<!-- -->me &#35;<!-- -->1 &lt;b&gt; &amp; &#58;smile: "
+        "&#36;x "
         "https&#58;//e.x")
