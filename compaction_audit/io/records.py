@@ -403,21 +403,34 @@ def records_nothing(value: Any) -> bool:
     object whose every value says nothing, lists within it included (``{}``,
     ``{"dropped_values": []}``).  Such a fold is read as carrying no accounting (spec,
     log-format: accounting records "the precision the fold surrendered"; adv108 #2:
-    ``"accounting": ""`` turned a lost pin's errors into one warning).  Numbers and
-    booleans say something."""
+    ``"accounting": ""`` turned a lost pin's errors into one warning); so do a string
+    with no letter or digit (``"-"``, ``"."``), a placeholder word (``"none"``,
+    ``"n/a"``: :data:`PLACEHOLDERS`), ``false`` and ``0`` (adv138 #7: each turned a
+    fold's errors into warnings).  Other numbers and ``true`` say something."""
     todo = [value]  # a stack, not recursion: the reader bounds the depth, not Python
     while todo:
         item = todo.pop()
         if isinstance(item, str):
-            if not all(ch.isspace() or _drawn_as_nothing(ch) for ch in item):
+            if len(item) <= _PLACEHOLDER_CHARS and (
+                    "".join(ch for ch in item.lower() if ch.isalnum()) in PLACEHOLDERS):
+                continue
+            if any(ch.isalnum() for ch in item if not _drawn_as_nothing(ch)):
                 return False
         elif isinstance(item, dict):
             todo.extend(item.values())
         elif isinstance(item, list):
             todo.extend(item)
-        elif item is not None:
+        elif item is not None and item is not False and item != 0:
             return False
     return True
+
+
+PLACEHOLDERS = frozenset({"", "none", "na", "nil", "null", "nothing", "empty", "tbd",
+                          "todo", "unknown", "undefined", "nan"})
+"""Words that stand for no accounting (letters and digits only, lower case: ``N/A`` is
+``na``); :func:`records_nothing` reads a string of one of them as saying nothing."""
+_PLACEHOLDER_CHARS = 40
+"""Longest string :func:`records_nothing` compares with :data:`PLACEHOLDERS`."""
 
 
 def _drawn_as_nothing(ch: str) -> bool:

@@ -152,7 +152,9 @@ def test_a_recoverable_child_is_said_offloaded_or_retained(write_log: LogWriter,
 
 @pytest.mark.parametrize("accounting", ["", "  \n", "\u200b", {}, {"dropped_values": []},
                                         {"note": " ", "values": [""]},
-                                        "\u3164", "\u2800", "\u034f"])  # adv109 #8
+                                        "\u3164", "\u2800", "\u034f",  # adv109 #8
+                                        "-", ".", "none", "N/A", {"x": False},
+                                        {"x": 0}])  # adv138 #7
 def test_an_accounting_that_records_nothing_is_none(write_log: LogWriter,
                                                     accounting: Any) -> None:
     """adv108 #2: a blank or empty accounting turned the silent fold's error into a
@@ -180,7 +182,9 @@ def test_a_deeply_nested_accounting_is_an_input_error(write_log: LogWriter,
     assert "nested too deeply (summaries[0].accounting)" in result.output
 
 
-@pytest.mark.parametrize("accounting", ["x", {"dropped_values": ["45000"]}, {"n": 0}])
+@pytest.mark.parametrize("accounting", ["x", {"dropped_values": ["45000"]}, {"n": 1},
+                                        "v2 pin", {"kept_in_store": ["u"]}])  # ({"n": 0}
+# says nothing since adv138 #7: test_an_accounting_that_records_nothing_is_none)
 def test_an_accounting_that_records_something_accounts(write_log: LogWriter,
                                                        accounting: Any) -> None:
     path = write_log([rnd(0, spans=[span("u", NEGATION, "user")]),
