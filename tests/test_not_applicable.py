@@ -65,6 +65,21 @@ def test_logged_mismatch_judges_a_log_with_one_logged_aggregate(write_log: LogWr
     assert skipped_cases(junit) == {}
 
 
+def test_a_logged_name_that_is_no_aggregate_is_noted(write_log: LogWriter) -> None:
+    """usertest71 #11: a misspelt ``raw_ratio_x`` turned logged-mismatch off with no
+    word; it is kept (the spec keeps unknown keys) and named in a note."""
+    path = str(write_log([FLAT[0], {**FLAT[1], "logged": {"raw_ratio_x": 1.0}},
+                          {**FLAT[2], "logged": {"raw_ratio": 1.0, "mine": 2}}]))
+    report = audit(path)
+    assert report.header.extra["reader_notes"] == [
+        "logged: 'raw_ratio_x' (line 2), 'mine' (line 3) not among the aggregates the "
+        "auditor checks (distinct_source_spans, query_cosine_retained, raw_ratio, "
+        "summary_depth_max): not compared"]
+    clean = str(write_log([FLAT[0], {**FLAT[1], "logged": {"raw_ratio": 1.0}}, FLAT[2]],
+                          "clean.jsonl"))
+    assert "reader_notes" not in audit(clean).header.extra
+
+
 def test_a_trace_without_folds_names_each_rule_once_per_reason(write_log: LogWriter
                                                                ) -> None:
     path = str(write_log(FLAT))

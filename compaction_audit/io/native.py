@@ -104,6 +104,10 @@ def _check_line_files(extra: dict[str, Any]) -> None:
                                           for i in ids]
 
 
+LOGGED_NAMES_NOTED = 8
+"""Most names of ``logged`` objects that are no aggregate a reader note names."""
+
+
 class SessionBuilder:
     """Check records one by one and accumulate the session's tables.
 
@@ -133,6 +137,7 @@ class SessionBuilder:
         self._members: dict[str, list[Any]] = {k: [] for k in MEMBERSHIP_SCHEMA}
         self._events: dict[str, list[Any]] = {k: [] for k in EVENT_SCHEMA}
         self._salience: dict[str, list[Any]] = {k: [] for k in SALIENCE_SCHEMA}
+        self._logged_unknown: dict[str, int] = {}  # a name in ``logged`` -> its line
         self._last_saliences: dict[str, Any] = {}  # ``retained`` of the round at _ws_line
         self.compactions: list[dict[str, Any]] = []
 
@@ -188,6 +193,7 @@ class SessionBuilder:
             kind = obj.get("type")
             if kind == "round":
                 self._apply(line, self._check_round(obj))
+                self._note_logged(line, obj)
             elif kind == "session":
                 self._session(line, obj)
             else:  # not ours: another format's record makes the file two logs (adv10 F3)
@@ -225,8 +231,23 @@ class SessionBuilder:
             return False
         r.changed = changed if changed is not None else [(i, None) for i in entering]
         self._apply(line, r)
+        self._note_logged(line, obj)
         self._seen_record = True
         return True
+
+    def _note_logged(self, line: int, obj: dict[str, Any]) -> None:
+        """Remember the first :data:`LOGGED_NAMES_NOTED` names of a round's ``logged``
+        object that are no aggregate the auditor rebuilds, with the line of each: the
+        spec keeps unknown keys, but a misspelt ``raw_ratio_x`` turned logged-mismatch
+        off with no word (usertest71 #11); :meth:`finish` notes them."""
+        logged = obj.get("logged")
+        if type(logged) is not dict or len(self._logged_unknown) >= LOGGED_NAMES_NOTED:
+            return
+        for key in logged:
+            if key not in rec.LOGGED_KEYS and key not in self._logged_unknown:
+                self._logged_unknown[key] = line
+                if len(self._logged_unknown) >= LOGGED_NAMES_NOTED:
+                    return
 
     # -- session -----------------------------------------------------------------------
     def _session(self, line: int, obj: dict[str, Any]) -> None:
@@ -640,6 +661,17 @@ class SessionBuilder:
             self._members["end"].append(ri)
 
     # -- finish ------------------------------------------------------------------------
+    def _note_unknown_logged(self) -> None:
+        """Add a reader note naming the ``logged`` names that are no aggregate
+        (:meth:`_note_logged`), to the session's ``reader_notes``."""
+        names = ", ".join(f"{name[:64]!r} (line {line:,})"
+                          for name, line in self._logged_unknown.items())
+        note = (f"logged: {names} not among the aggregates the auditor checks "
+                f"({', '.join(sorted(rec.LOGGED_KEYS))}): not compared")
+        extra = self.header.extra
+        notes = extra.get("reader_notes")
+        extra["reader_notes"] = [*(notes if isinstance(notes, list) else []), note]
+
     def finish(self, skipped: list[LogError] | None = None) -> Session:
         """Close open membership intervals and build the typed tables."""
         n = len(self._rounds["ri"])
@@ -656,6 +688,8 @@ class SessionBuilder:
              "gone_reason": [g[1] for g in self._gone.values()]},
             schema={"id": pl.String, "gone_ri": pl.Int64, "gone_reason": pl.String})
         items = items.join(gone, on="id", how="left")
+        if self._logged_unknown:
+            self._note_unknown_logged()
         return Session(
             path=self.path,
             header=self.header,

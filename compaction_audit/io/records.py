@@ -31,6 +31,8 @@ auditor reads it by: a person's span is ``user``/``user:...``, injected harness 
 EVICTION_MODES = frozenset({"continuous", "on-overflow"})
 LOGGED_FLOATS = ("raw_ratio", "query_cosine_retained")
 LOGGED_INTS = ("distinct_source_spans", "summary_depth_max")
+LOGGED_KEYS = frozenset(LOGGED_FLOATS + LOGGED_INTS)
+"""The names of a round's ``logged`` object the auditor compares (logged-mismatch)."""
 _NUMBER_TYPES = frozenset({int, float})
 _SALIENCE_TYPES = frozenset({int, float, type(None)})
 
