@@ -194,33 +194,23 @@ def test_an_accounting_that_records_something_accounts(write_log: LogWriter,
     assert recall_findings(audit(path)) == [("topic-only-fold", 1, "F", "warning")]
 
 
-def test_severity_follows_the_kind(write_log: LogWriter) -> None:
-    ident = write_log([rnd(0, spans=[span("t", "Opened src/cache/lru.py for review.")]),
-                       rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
-                           evicted=["t"])], "ident.jsonl")
-    assert recall_findings(audit(ident)) == [("silent-discriminating-fold", 1, "F", "info"),
-                                             ("recall-floor", 1, None, "info")]
-    said = write_log([rnd(0, spans=[span("t", "Opened src/cache/lru.py for review.",
-                                         "assistant")]),
-                      rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
-                          evicted=["t"])], "said.jsonl")
-    # an identifier in the assistant's prose is "other prose" (tier 5): low, like tools
-    assert recall_findings(audit(said)) == [("silent-discriminating-fold", 1, "F", "info"),
-                                            ("recall-floor", 1, None, "info")]
-    typed = write_log([rnd(0, spans=[span("t", "Opened src/cache/lru.py for review.",
-                                          "user")]),
-                       rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
-                           evicted=["t"])], "typed.jsonl")
+@pytest.mark.parametrize(("text", "source", "severity"), [
+    # an identifier nobody typed, in tool output or the assistant's prose ("other
+    # prose", tier 5): low, below a version pin
+    ("Opened src/cache/lru.py for review.", "tool:shell", "info"),
+    ("Opened src/cache/lru.py for review.", "assistant", "info"),
     # typed by a person: an error whatever its kind (usertest71 #3)
-    assert recall_findings(audit(typed)) == [("silent-discriminating-fold", 1, "F", "error"),
-                                             ("recall-floor", 1, None, "error")]
+    ("Opened src/cache/lru.py for review.", "user", "error"),
     # an ordering the assistant decided (tier 4, no person's): a warning
-    decided = write_log([rnd(0, spans=[span("t", "We clear the cache before the deploy.",
-                                            "assistant")]),
-                         rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
-                             evicted=["t"])], "decided.jsonl")
-    assert recall_findings(audit(decided)) == [
-        ("silent-discriminating-fold", 1, "F", "warning"), ("recall-floor", 1, None, "warning")]
+    ("We clear the cache before the deploy.", "assistant", "warning"),
+])
+def test_severity_follows_the_kind(write_log: LogWriter, text: str, source: str,
+                                   severity: str) -> None:
+    path = write_log([rnd(0, spans=[span("t", text, source)]),
+                      rnd(1, summaries=[fold("F", ["t"], "Looked at the cache code.")],
+                          evicted=["t"])])
+    assert recall_findings(audit(path)) == [("silent-discriminating-fold", 1, "F", severity),
+                                            ("recall-floor", 1, None, severity)]
 
 
 def test_recall_floor_fires_and_not(write_log: LogWriter) -> None:
