@@ -23,7 +23,8 @@ from compaction_audit.rehydrate import suggestions
 from compaction_audit.report.model import NotEvaluated, SessionReport
 from compaction_audit.rules import RULES, Context, Finding, Rule, Severity
 from compaction_audit.rules.applies import not_applicable
-from compaction_audit.rules.recall import fold_facts, ranked_of, recall_of
+from compaction_audit.rules.recall import fold_facts
+from compaction_audit.rules.recallctx import ranked_of, recall_of
 from compaction_audit.series import build_series
 from compaction_audit.settings import Settings
 

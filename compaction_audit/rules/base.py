@@ -196,7 +196,7 @@ class Rule:
     reads_salience: ClassVar[bool] = False
     """True for rules that compare salience (they say which cosine series they used)."""
     reads_recall: ClassVar[bool] = False
-    """True for rules that read the recall analysis (``rules.recall.recall_of``): the
+    """True for rules that read the recall analysis (``rules.recallctx.recall_of``): the
     engine evaluates them after the others, so that the text helper process has the
     longest time to do the analysis's text work (issue 14); it changes no result."""
     episodic: ClassVar[bool] = True

@@ -3,7 +3,7 @@ summary that states a rule reversed, states what no source supports, or repeats 
 predecessor while newer work is lost, and a later action that does what a lost rule
 forbade.
 
-Each reads the cached recall analysis (:func:`~compaction_audit.rules.recall.recall_of`)
+Each reads the cached recall analysis (:func:`~compaction_audit.rules.recallctx.recall_of`)
 and one helper module: :mod:`compaction_audit.recall.flips`,
 :mod:`~compaction_audit.recall.claims`, :mod:`~compaction_audit.recall.stale`,
 :mod:`~compaction_audit.recall.violations`.
@@ -23,7 +23,8 @@ from compaction_audit.recall.flips import VALUE_KINDS, flips
 from compaction_audit.recall.stale import stale
 from compaction_audit.recall.violations import actor, violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
-from compaction_audit.rules.recall import recall_of, stated_at, typed_items_of
+from compaction_audit.rules.foldwords import stated_at
+from compaction_audit.rules.recallctx import recall_of, typed_items_of
 from compaction_audit.takeback import taken_back
 
 LIST_CAP = 3

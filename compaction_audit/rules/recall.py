@@ -1,10 +1,12 @@
 """Recall rules: folds that dropped discriminators, and the recall floor (seed 002).
 
-All three read :func:`recall_of`, the cached :class:`~compaction_audit.recall.analysis.Recall`
-analysis of the session, and :func:`ranked_of`, its lost table with tiers.  A fold
+All three read :func:`~compaction_audit.rules.recallctx.recall_of`, the cached
+:class:`~compaction_audit.recall.analysis.Recall` analysis of the session, and
+:func:`~compaction_audit.rules.recallctx.ranked_of`, its lost table with tiers.  A fold
 finding names the fold (its ``entity``), each child that lost something and what it
-lost; its severity follows the worst kind lost, capped at a warning when every lost
-item is in a low tier (issue 10, point 6).
+lost (worded by :mod:`compaction_audit.rules.foldwords`); its severity follows the
+worst kind lost, capped at a warning when every lost item is in a low tier (issue 10,
+point 6).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import polars as pl
 
 from compaction_audit.plans import one
 from compaction_audit.reachability import interval_sum, interval_sums
-from compaction_audit.recall.analysis import Recall, analyse, typed_items
 from compaction_audit.recall.extract import KIND_RANK, Kind
 from compaction_audit.recall.factkeys import fact_key
 from compaction_audit.recall.ranking import (
@@ -25,7 +26,6 @@ from compaction_audit.recall.ranking import (
     person_source,
     span_type_from_source,
 )
-from compaction_audit.recall.sections import _span_file, ranked_lost
 from compaction_audit.rules.base import (
     Context,
     Outcome,
@@ -35,6 +35,8 @@ from compaction_audit.rules.base import (
     product_fold_rounds,
     register,
 )
+from compaction_audit.rules.foldwords import describe_at
+from compaction_audit.rules.recallctx import ranked_of, recall_of
 
 _ERROR_RANK = KIND_RANK[Kind.VERSION]
 """Losing a version pin or anything ranked above it (quantity, scope, causal, negation,
@@ -49,34 +51,6 @@ PERSON_TIERS = (1, 2)
 :data:`~compaction_audit.recall.ranking.TIER_NAMES`): losing any fact of them is an
 error, whatever its kind (spec rules.md: silent-discriminating-fold and recall-floor are
 errors by default; docs/log-format.md: a span's ``role`` makes its losses fail a gate)."""
-
-
-def typed_items_of(ctx: Context) -> pl.DataFrame:
-    """The session items with their span type
-    (:func:`~compaction_audit.recall.analysis.typed_items`), computed once per audit."""
-    if "typed_items" not in ctx.cache:
-        ctx.cache["typed_items"] = typed_items(ctx.session)
-    result: pl.DataFrame = ctx.cache["typed_items"]
-    return result
-
-
-def recall_of(ctx: Context) -> Recall:
-    """The recall analysis of the context's session, computed once per audit (with
-    its text jobs when the engine started them early: ``text_jobs`` in the cache)."""
-    if "recall" not in ctx.cache:
-        ctx.cache["recall"] = analyse(ctx.session, ctx.series, typed_items_of(ctx),
-                                      ctx.cache.pop("text_jobs", None))
-    result: Recall = ctx.cache["recall"]
-    return result
-
-
-def ranked_of(ctx: Context) -> pl.DataFrame:
-    """The session's lost table in report order, with tiers
-    (:func:`~compaction_audit.recall.sections.ranked_lost`), computed once per audit."""
-    if "ranked" not in ctx.cache:
-        ctx.cache["ranked"] = ranked_lost(recall_of(ctx), ctx.session)
-    result: pl.DataFrame = ctx.cache["ranked"]
-    return result
 
 
 def _span_types(ctx: Context) -> pl.DataFrame:
@@ -259,147 +233,6 @@ def _asked_capped(ctx: Context) -> bool:
     return any(x.check == "asked-again" for x in recall_of(ctx).limits)
 
 
-def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
-    """``"line 660"`` (``"line 451 of session.messages.json"`` for a span an adapter
-    read from a companion file) for each of ``ids`` that has a ``source_line``: a
-    product's span ids (tool-use ids, ``line-3``, message ids) say nothing to a reader,
-    its line does, as in the report's lost list.  A native log's ids are the logger's
-    own and several spans share a round's line: they stay (``{}``)."""
-    if ctx.session.header.extra.get("source_format") in (None, "native"):
-        return {}
-    if "stated_lines" not in ctx.cache:  # once per audit, not a query per finding
-        ctx.cache["stated_lines"] = dict(  # (adv116 P2: 20,000 CA307 findings, 6 s)
-            ctx.session.items.filter((pl.col("kind") == "span")
-                                     & pl.col("source_line").is_not_null())
-            .select("id", "source_line").iter_rows())
-    lines: dict[str, int] = ctx.cache["stated_lines"]
-    extra = ctx.session.header.extra
-    own = set(extra.get("span_line_file_except") or ())
-    out = {}
-    for item in ids:
-        if (line := lines.get(item)) is None:
-            continue
-        named = _span_file(extra.get("span_line_file"), own, item,
-                           extra.get("span_line_file_except_in"))
-        file = named.get("span_file")  # as report.lines.line_at words it
-        out[item] = f"line {line}" + (f" of {file}" if file else "")
-    return out
-
-
-def _describe(children: list[dict[str, Any]], limit: int = 3,
-              at: dict[str, str] | None = None, span_word: str = "",
-              said: dict[str, str] | None = None,
-              retained: frozenset[str] = frozenset()) -> str:
-    """The children's losses, best tier first (then worst kind), at most ``limit``
-    children (the finding's values keep every child).  A fold that lost more than
-    :data:`_LISTED` distinct facts is said in counts with its first :data:`_SHOWN`
-    facts in the order of the report's lost list, each cut to :data:`_CUT` characters:
-    that list has them all, and a finding line should fit on a screen (issue 10).
-    ``at`` names a span by its line (:func:`stated_at`) instead of its id;
-    ``span_word`` goes before an id the counted form names ("span 3": a native log's
-    numeric id read as a line, usertest20); ``said``: each lost fact's key -> its
-    text as the span the lost list names words it (the counted form quotes that);
-    ``retained``: the children still in the working set after the fold (a recoverable
-    child is "retained", else "offloaded": usertest71 #7)."""
-    at = at or {}
-    # each fact once, in the order of the report's lost list (its position there),
-    # named by the span that list names; a fact the list does not hold (another span
-    # still holds it) is counted apart
-    facts: dict[str, tuple[dict[str, Any], str]] = {}
-    for c in children:
-        for d in c["dropped"]:
-            facts.setdefault(d["key"], (d, d.get("stated_in") or c["child"]))
-    # a fact named by the span that stated it is quoted as that span words it, not as
-    # a summary restated it (usertest70 #4: the first summary's "breaks the COPY path"
-    # was quoted as the person's line 1, "breaks our COPY path")
-    worded = {k: ((said or {}).get(k) if d.get("stated_in") else None) or d["text"]
-              for k, (d, _) in facts.items()}
-    # the counts of fold_facts: distinct facts, and those the lost list holds
-    listed = {k: v for k, v in facts.items() if v[0].get("pos") is not None}
-    total = len(facts)
-    if total > _LISTED:
-        pool = listed or facts  # the facts named first: lost ones, else held ones
-        best = sorted(pool.values(), key=lambda dc: (
-            dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
-        shown = ", ".join(f"{d['kind']} {_cut(worded[d['key']])!r} "
-                          f"({at.get(child) or f'{span_word}{child}'})" for d, child in best)
-        own = sum(1 for k, (d, _) in facts.items() if k not in listed and d.get("own_words"))
-        held = total - len(listed) - own
-        elsewhere = ", ".join(
-            ([f"{held:,} more still held by another span"] if held else [])
-            + ([f"{own:,} more only a summary states"] if own else []))
-        elsewhere = f" ({elsewhere})" if elsewhere else ""
-        rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
-        counted = (f"{len(listed):,} lost facts{elsewhere}" if listed else  # usertest21
-                   f"{total:,} facts, all still recoverable,")  # #4: not "0 lost facts"
-        # the children that stated a dropped fact, a part of the fold ("from 105
-        # children" read as the fold's size beside the 309 spans below it: usertest62
-        # B5; not "dropped by", which contradicted "all still recoverable": adv117 P7)
-        return (f"{counted} from {len(children):,} of its children, first {shown}"
-                + (f" and {rest:,} more" if rest else ""))
-    # the children in order only here (a fold of more facts is said in counts): the sort
-    # key read every dropped fact of every child of each of 5,842 fold findings on the
-    # 254 MB 10,000 x 2,000 full-text grid cell (issue 14)
-    ordered = sorted(children, key=lambda c: (min(d["tier"] for d in c["dropped"]),
-                                              -max(d["rank"] for d in c["dropped"])))
-    parts = []
-    for c in ordered[:limit]:
-        kinds = c["dropped"]  # already in tier order; a fact still recoverable (its
-        how = "retained" if c["child"] in retained else "offloaded"
-        mark = (f" (recoverable: the span is {how})" if c.get("child_resolvable")
-                else " (still held by another span)")  # span kept, or another
-        lost = ", ".join(f"{d['kind']} {d['text']!r}" + (  # holds it) is not lost
-            "" if d["key"] in listed  # (usertest19 #5, usertest22 #1)
-            else _OWN_WORDS if d.get("own_words") and not c.get("child_resolvable")
-            else mark) for d in kinds)
-        parts.append(f"{at.get(c['child'], c['child'])}: {lost}")
-    rest = len(children) - limit
-    return "; ".join(parts) + (f"; and {rest} more children" if rest > 0 else "")
-
-
-def _retained_children(ctx: Context, fold: str) -> frozenset[str]:
-    """The children of ``fold`` still in the working set after its round: from one join
-    of the fold edges with the membership intervals, once per audit."""
-    if "retained_children" not in ctx.cache:
-        s = ctx.session
-        kept = (s.edges.lazy().select("parent", "child", "ri")
-                .join(s.membership.lazy(), left_on="child", right_on="id")
-                .filter((pl.col("start") <= pl.col("ri")) & (pl.col("ri") < pl.col("end")))
-                .group_by("parent").agg(pl.col("child").unique()).collect())
-        ctx.cache["retained_children"] = {p: frozenset(c) for p, c in kept.iter_rows()}
-    found: dict[str, frozenset[str]] = ctx.cache["retained_children"]
-    return found.get(fold, frozenset())
-
-
-def _describe_at(children: list[dict[str, Any]], ctx: Context, fold: str = "") -> str:
-    """:func:`_describe` with the spans named by their lines where the log has them, a
-    recoverable child of ``fold`` said retained or offloaded."""
-    if "stated_texts" not in ctx.cache:  # each lost fact as its stating span words it
-        ctx.cache["stated_texts"] = dict(ranked_of(ctx).select("key", "text").iter_rows())
-    said = ctx.cache["stated_texts"]
-    retained = (_retained_children(ctx, fold)
-                if any(c.get("child_resolvable") for c in children) else frozenset())
-    if ctx.session.header.extra.get("source_format") in (None, "native"):
-        return _describe(children, span_word="span ", said=said,  # its ids stay
-                         retained=retained)
-    ids = {c["child"] for c in children} | {d.get("stated_in") for c in children
-                                             for d in c["dropped"]} - {None}
-    return _describe(children, at=stated_at(ctx, ids), said=said, retained=retained)
-
-
-_LISTED = 4  # a fold that lost at most this many distinct facts lists them all
-_OWN_WORDS = " (only a summary states it, no raw span)"
-"""The mark of a fact a fold dropped from a summary child that no raw span states (a
-name of tool output no prose used, a value the summary wrote): no span holds it, and
-it is no lost fact (usertest71 #6: "still held by another span", where none did)."""
-_SHOWN = 2  # else: the best this many, and counts
-_CUT = 80  # characters of one item's text in a finding line
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= _CUT else text[:_CUT - 3] + "..."
-
-
 @register
 class SilentDiscriminatingFold(Rule):
     """What it checks: a fold whose text drops a discriminator of a child (number,
@@ -473,7 +306,7 @@ class SilentDiscriminatingFold(Rule):
         # a fold every one of whose dropped facts another span still holds lost nothing:
         # "silently dropped" said a loss (usertest25 #3); its severity is at most warning
         verb = "dropped, but lost nothing" if v.get("facts_lost") == 0 else "silently dropped"
-        described = _describe_at(v["children"], ctx, v["fold"])
+        described = describe_at(v["children"], ctx, v["fold"])
         return f"fold {v['fold']} {verb}: {described}{_low_note(v)}"
 
 
@@ -513,7 +346,7 @@ class TopicOnlyFold(Rule):
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         how = "accounted fold" if v["accounted"] else "fold"
         return (f"{how} {v['fold']} kept the topic only: "
-                f"{_describe_at(v['children'], ctx, v['fold'])}")
+                f"{describe_at(v['children'], ctx, v['fold'])}")
 
 
 def _product_folds(ctx: Context) -> list[int]:
