@@ -13,7 +13,7 @@ import polars as pl
 
 from compaction_audit.recall.sections import _span_file
 from compaction_audit.rules.base import Context
-from compaction_audit.rules.recallctx import ranked_of
+from compaction_audit.rules.recallctx import ranked_of, recall_of
 
 __all__ = ["describe_at", "stated_at"]
 
@@ -48,7 +48,8 @@ def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
 def _describe(children: list[dict[str, Any]], limit: int = 3,
               at: dict[str, str] | None = None, span_word: str = "",
               said: dict[str, str] | None = None,
-              retained: frozenset[str] = frozenset()) -> str:
+              retained: frozenset[str] = frozenset(),
+              own: frozenset[tuple[str, str]] = frozenset()) -> str:
     """The children's losses, best tier first (then worst kind), at most ``limit``
     children (the finding's values keep every child).  A fold that lost more than
     :data:`_LISTED` distinct facts is said in counts with its first :data:`_SHOWN`
@@ -59,7 +60,8 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
     numeric id read as a line, usertest20); ``said``: each lost fact's key -> its
     text as the span the lost list names words it (the counted form quotes that);
     ``retained``: the children still in the working set after the fold (a recoverable
-    child is "retained", else "offloaded": usertest71 #7)."""
+    child is "retained", else "offloaded": usertest71 #7); ``own``: (child, fact key)
+    of each fact a summary child states that no raw span does (:func:`_own_words`)."""
     at = at or {}
     # each fact once, in the order of the report's lost list (its position there),
     # named by the span that list names; a fact the list does not hold (another span
@@ -82,11 +84,11 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
             dc[0]["pos"] is None, dc[0]["pos"] or 0, dc[0]["tier"], -dc[0]["rank"]))[:_SHOWN]
         shown = ", ".join(f"{d['kind']} {_cut(worded[d['key']])!r} "
                           f"({at.get(child) or f'{span_word}{child}'})" for d, child in best)
-        own = sum(1 for k, (d, _) in facts.items() if k not in listed and d.get("own_words"))
-        held = total - len(listed) - own
+        said_only = {k for _, k in own} - set(listed)
+        held = total - len(listed) - len(said_only)
         elsewhere = ", ".join(
             ([f"{held:,} more still held by another span"] if held else [])
-            + ([f"{own:,} more only a summary states"] if own else []))
+            + ([f"{len(said_only):,} more only a summary states"] if said_only else []))
         elsewhere = f" ({elsewhere})" if elsewhere else ""
         rest = len(pool) - len(best)  # no "and 0 more" (usertest21 #1)
         counted = (f"{len(listed):,} lost facts{elsewhere}" if listed else  # usertest21
@@ -109,7 +111,7 @@ def _describe(children: list[dict[str, Any]], limit: int = 3,
                 else " (still held by another span)")  # span kept, or another
         lost = ", ".join(f"{d['kind']} {d['text']!r}" + (  # holds it) is not lost
             "" if d["key"] in listed  # (usertest19 #5, usertest22 #1)
-            else _OWN_WORDS if d.get("own_words") and not c.get("child_resolvable")
+            else _OWN_WORDS if (c["child"], d["key"]) in own and not c.get("child_resolvable")
             else mark) for d in kinds)
         parts.append(f"{at.get(c['child'], c['child'])}: {lost}")
     rest = len(children) - limit
@@ -130,6 +132,26 @@ def _retained_children(ctx: Context, fold: str) -> frozenset[str]:
     return found.get(fold, frozenset())
 
 
+def _own_words(ctx: Context, children: list[dict[str, Any]]) -> frozenset[tuple[str, str]]:
+    """(child, key) of each fact a summary child of a fold dropped that the lost list
+    does not hold and no raw span states (:attr:`~compaction_audit.recall.analysis.
+    Recall.fact_keys`): the summary's own words, held by no span (usertest71 #6: they
+    read "still held by another span").  One small query, for a finding with such a
+    fact only."""
+    if "summary_ids" not in ctx.cache:
+        ctx.cache["summary_ids"] = frozenset(
+            ctx.session.items.filter(pl.col("kind") == "summary")["id"].to_list())
+    summaries: frozenset[str] = ctx.cache["summary_ids"]
+    pairs = {(c["child"], d["key"]) for c in children if c["child"] in summaries
+             for d in c["dropped"] if d.get("pos") is None}
+    if not pairs:
+        return frozenset()
+    keys = {k for _, k in pairs}
+    stated = set(recall_of(ctx).fact_keys.filter(
+        recall_of(ctx).fact_keys.is_in(list(keys))).to_list())
+    return frozenset(p for p in pairs if p[1] not in stated)
+
+
 def describe_at(children: list[dict[str, Any]], ctx: Context, fold: str = "") -> str:
     """:func:`_describe` with the spans named by their lines where the log has them, a
     recoverable child of ``fold`` said retained or offloaded."""
@@ -138,12 +160,14 @@ def describe_at(children: list[dict[str, Any]], ctx: Context, fold: str = "") ->
     said = ctx.cache["stated_texts"]
     retained = (_retained_children(ctx, fold)
                 if any(c.get("child_resolvable") for c in children) else frozenset())
+    own = _own_words(ctx, children)
     if ctx.session.header.extra.get("source_format") in (None, "native"):
         return _describe(children, span_word="span ", said=said,  # its ids stay
-                         retained=retained)
+                         retained=retained, own=own)
     ids = {c["child"] for c in children} | {d.get("stated_in") for c in children
                                              for d in c["dropped"]} - {None}
-    return _describe(children, at=stated_at(ctx, ids), said=said, retained=retained)
+    return _describe(children, at=stated_at(ctx, ids), said=said, retained=retained,
+                     own=own)
 
 
 _LISTED = 4  # a fold that lost at most this many distinct facts lists them all

@@ -130,18 +130,13 @@ def _dropped_facts(ctx: Context) -> pl.DataFrame | None:
                                           pl.int_range(pl.len()).alias("pos"))
     stated = stated.with_columns(pl.col("_span").alias("stated_in"))
     tagged = ctx.session.items.filter(pl.col("salience_class") == "discriminating")["id"]
-    summaries = ctx.session.items.filter(pl.col("kind") == "summary")["id"]
     tiered = one(
         add_tiers(flat, source="child_source").lazy().filter(pl.col("span_type") != "harness")
         .join(stated, on="key", how="left", maintain_order="left")
         .with_columns(*(pl.when(pl.col("_tier").is_not_null()).then(f"_{c}")
                         .otherwise(c).alias(c) for c in ("tier", "tier_name", "tier_why")),
                       (pl.col("child").is_in(tagged.implode())
-                       | pl.col("_span").is_in(tagged.implode())).alias("declared"),
-                      # a summary's own wording: no raw span states it (usertest71 #6)
-                      (pl.col("child").is_in(summaries.implode())
-                       & ~pl.col("key").is_in(recall_of(ctx).fact_keys.implode()))
-                      .alias("own_words"))
+                       | pl.col("_span").is_in(tagged.implode())).alias("declared"))
         .drop("_tier", "_tier_name", "_tier_why", "_span")
     )
     found = tiered if tiered.height else None
@@ -189,7 +184,7 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
         tiered.group_by("ri", "fold", "child", maintain_order=True)
         .agg(pl.col("child_source", "child_resolvable", "accounted").first(),
              pl.struct("kind", "text", "norm", "rank", "tier", "tier_name", "key", "pos",
-                       "stated_in", "own_words")
+                       "stated_in")
              .sort_by("tier", "rank", descending=[False, True]).alias("dropped"),
              pl.col("rank").max().alias("_worst_any"),
              pl.col("tier").min().alias("_best_any"),
