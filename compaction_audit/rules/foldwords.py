@@ -136,8 +136,8 @@ def _own_words(ctx: Context, children: list[dict[str, Any]]) -> frozenset[tuple[
     """(child, key) of each fact a summary child of a fold dropped that the lost list
     does not hold and no raw span states (:attr:`~compaction_audit.recall.analysis.
     Recall.fact_keys`): the summary's own words, held by no span (usertest71 #6: they
-    read "still held by another span").  One small query, for a finding with such a
-    fact only."""
+    read "still held by another span").  The raw spans' keys are read into a set once
+    per audit, when a finding first has such a fact."""
     if "summary_ids" not in ctx.cache:
         ctx.cache["summary_ids"] = frozenset(
             ctx.session.items.filter(pl.col("kind") == "summary")["id"].to_list())
@@ -146,9 +146,9 @@ def _own_words(ctx: Context, children: list[dict[str, Any]]) -> frozenset[tuple[
              for d in c["dropped"] if d.get("pos") is None}
     if not pairs:
         return frozenset()
-    keys = {k for _, k in pairs}
-    stated = set(recall_of(ctx).fact_keys.filter(
-        recall_of(ctx).fact_keys.is_in(list(keys))).to_list())
+    if "fact_key_set" not in ctx.cache:
+        ctx.cache["fact_key_set"] = frozenset(recall_of(ctx).fact_keys.to_list())
+    stated: frozenset[str] = ctx.cache["fact_key_set"]
     return frozenset(p for p in pairs if p[1] not in stated)
 
 
