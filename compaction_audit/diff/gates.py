@@ -20,9 +20,9 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
     is earlier than the baseline's by more than that many rounds, or appears where the
     baseline had none (the onsets as recorded, as spec rules.md, "Onsets", has diff
     compare them, whether or not a condition of inversion fails: the verdict says which
-    run's rounds read as drift); it fails too when the runs number their rounds apart
-    (:meth:`~compaction_audit.diff.run.RunDiff.rounds_apart`: a candidate numbered from
-    100 passed with an onset 11 rounds earlier, adv138 #3).  ``fail_on_new`` (error,
+    run's rounds read as drift; runs that number their rounds apart are compared so
+    too, and the verdict says so: :meth:`~compaction_audit.diff.run.RunDiff.
+    rounds_apart`).  ``fail_on_new`` (error,
     warning or info): fail when a new finding unit is at or above that severity, or a
     persisting one reaches it from below (a warning in the baseline, an error now),
     and, at warning or info, when the
@@ -34,11 +34,7 @@ def gate(diff: RunDiff, fail_if_onset_earlier: int | None,
     """
     reasons = []
     o = diff.onset("inversion_onset")
-    apart = diff.rounds_apart() if fail_if_onset_earlier is not None else None
-    if apart is not None:  # adv138 #3: no round number of one run is the other's
-        reasons.append(f"inversion onsets not comparable: the runs number their rounds "
-                       f"apart ({apart}); number both runs' rounds alike")
-    elif fail_if_onset_earlier is not None and o.candidate is not None:
+    if fail_if_onset_earlier is not None and o.candidate is not None:
         if o.baseline is None:
             reasons.append(f"inversion onset appeared at round {o.candidate} "
                            "(baseline had none)")

@@ -176,12 +176,13 @@ class RunDiff:
 
     def rounds_apart(self) -> str | None:
         """``"baseline rounds 0-79, candidate rounds 100-179"`` when the two runs number
-        their rounds unlike each other, so that a round number of one is no round of the
-        other: their first rounds differ, or their mean steps (last less first over the
-        rounds less one) differ by more than half; else None.  Onsets are compared by
-        round number (spec rules.md, "Onsets"): a candidate numbered from 100 read as
-        an onset 89 rounds later, and its gate passed an onset 11 rounds earlier
-        (adv138 #3)."""
+        their rounds unlike each other: their round ranges share less than half of the
+        shorter one, or their mean steps (last less first over the rounds less one)
+        differ by more than half; else None.  Onsets are compared by round number (spec
+        rules.md, "Onsets"), so the verdict says so and calls no move later (adv138 #3:
+        a candidate numbered from 100 read as an onset 89 rounds later, in green).  No
+        gate fails on it: a run may start at round 1 or resume at another number
+        (adv139 #1), and no numbering rule tells a renumbered run from another run."""
         spans = []
         for r in (self.baseline, self.candidate):
             rounds = r.series["round"]
@@ -191,7 +192,8 @@ class RunDiff:
             spans.append((first, last, (last - first) / max(1, len(rounds) - 1)))
         (f1, l1, s1), (f2, l2, s2) = spans
         steps_apart = min(s1, s2) > 0 and max(s1, s2) / min(s1, s2) > 1.5
-        if f1 == f2 and not steps_apart:
+        shared = min(l1, l2) - max(f1, f2) + 1
+        if shared * 2 >= min(l1 - f1, l2 - f2) + 1 and not steps_apart:
             return None
         return f"baseline rounds {f1}-{l1}, candidate rounds {f2}-{l2}"
 
