@@ -173,10 +173,6 @@ _LETTER_START = [
 _LETTER_GATE = (r"(?!(?!(?i:prod|production|prd|staging|stg|dev|qa|uat|spans?|migrations?)\b)"
                 r"[A-Za-z][a-z]*+(?![\w/\\:@=-]|\.\w))")
 _DIGIT_START = [
-    # a name led by digits: migration files (0051_add_orders_index, 20240115_create_users,
-    # 001_init.sql); a letter after the first "_" makes it a name, not 1_000_000
-    # (usertest71 #1)
-    ("snake2", r"\d++_(?=\w*?[A-Za-z])\w++(?:\.[A-Za-z][A-Za-z0-9]{0,7}\b)?"),
     ("date", r"(?<!\d)(?P<day>\d{4}-\d{2}-\d{2})"
              r"(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?!\d)"),
     # a bound glued to a name ("numpy<2.0", "numpy<2.0.0") before a bare version: its
@@ -187,6 +183,11 @@ _DIGIT_START = [
     ("version2", r"(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)*" + _VSUFFIX),
     ("path2", _PATH_REL),
     ("hash2", _HASH),
+    # a name led by digits: migration files (0051_add_orders_index, 20240115_create_users,
+    # 001_init.sql; usertest71 #1); a letter right after the first "_" makes it a name,
+    # not a number (1_000_000, 3_000ms, 2024_01_15T10_30Z: adv139 #6), and a path is
+    # read whole (2024_q1/data/report.py, path2 above: adv139 #5)
+    ("snake2", r"\d++_(?=[A-Za-z])\w++(?:\.[A-Za-z][A-Za-z0-9]{0,7}\b)?(?![/\\])"),
     ("time", r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?!\w|:\d)"),
     ("quantity", _QUANTITY),
 ]

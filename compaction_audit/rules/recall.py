@@ -439,10 +439,12 @@ class RecallFloor(Rule):
             # marks it) keeps its source's weight: a person's words are never low
             .join(ctx.session.items.select(pl.col("id").alias("leaf"), "salience_class"),
                   on="leaf", how="left")
-            # a person's words (their source, or a lost fact of theirs) make an error
-            # whatever the kind (PERSON_TIERS); the agent's tag alone does not
-            .with_columns((person | pl.col("tier").is_in(list(PERSON_TIERS)))
-                          .fill_null(False).alias("typed"))
+            # a fact of a person's the lost list holds makes an error whatever its
+            # kind (PERSON_TIERS); a person's span whose facts another span holds does
+            # not (adv139 #3: CA301 said "lost nothing", CA303 failed the gate), nor
+            # the agent's tag alone
+            .with_columns(pl.col("tier").is_in(list(PERSON_TIERS)).fill_null(False)
+                          .alias("typed"))
             .with_columns(pl.when(pl.col("salience_class") == "discriminating").then(2)
                           .when(pl.col("tier").is_not_null()).then(pl.col("tier"))
                           .when(person | pl.col("rank").is_null()).then(2).otherwise(6)

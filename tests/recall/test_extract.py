@@ -98,9 +98,15 @@ def test_a_ticket_keeps_its_numbered_parts(text: str, expected: str) -> None:
     ("Apply 20240115_create_users first.", {("identifier", "20240115_create_users")}),
     ("Apply 001_init.sql first.", {("identifier", "001_init.sql")}),
     ("Squash into 0007_Squashed_Orders.", {("identifier", "0007_squashed_orders")}),
-    # digits and underscores alone are a number's grouping, no name
+    # digits and underscores alone are a number's grouping, no name; nor is a number
+    # with a unit or a time after its "_" (adv139 #6)
     ("Load 1_000_000 rows.", set()),
     ("Load 12_500 rows.", set()),
+    ("Wait 3_000ms here.", set()),
+    ("Cap it at 1_024KB.", set()),
+    ("At 2024_01_15T10_30Z.", set()),
+    # a path whose first folder is led by digits is one path (adv139 #5)
+    ("Read 2024_q1/data/report.py now.", {("identifier", "2024_q1/data/report.py")}),
 ])
 def test_a_name_led_by_digits_is_an_identifier(text: str,
                                                expected: set[tuple[str, str]]) -> None:

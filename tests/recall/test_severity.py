@@ -237,3 +237,19 @@ def test_a_persons_identifier_lost_is_an_error(write_log: LogWriter, source: str
     path = write_log(fold_all([span("u", "Squash the history into squashed_orders_history.",
                                     source)], "Squash the history."))
     assert recall_findings(path) == expected
+
+
+def test_a_persons_span_whose_facts_another_span_holds_is_no_error(
+        write_log: LogWriter) -> None:
+    """adv139 #3: a person's words held by another span: the fold "lost nothing", and
+    recall-floor, which counts the person's span under the floor, stays a warning (the
+    person's source made it an error, and the gate failed on nothing lost)."""
+    path = write_log([
+        rnd(0, spans=[span("u", "Read README.md and run npm test first.", "user"),
+                      span("a", "I read README.md; next I run npm test.", "assistant")]),
+        rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u"],
+                           "text": "The person asked for the docs and the tests."}],
+            evicted=["u"])])
+    found = recall_findings(path)
+    assert ("CA301", "warning") in found or ("CA301", "info") in found
+    assert all(sev != "error" for _, sev in found), found
