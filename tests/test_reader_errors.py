@@ -177,6 +177,9 @@ def test_a_string_open_at_the_end_of_a_line_is_unterminated(tmp_path: Path) -> N
     ('[["a", Infinity]]', "Infinity", "retained"),
     ('[["a", -Infinity]]', "-Infinity", "retained"),
     ('[{"id": "a", "salience": NaN}]', "NaN", "salience"),
+    # the key whose value holds it, not the last key before it (adv139 #7)
+    ('[{"id": "a", "source": "x"}, NaN]', "NaN", "retained"),
+    ('[["\u00e9\u20ac", 0.5], ["b", NaN]]', "NaN", "retained"),
 ])
 def test_nan_names_itself_and_its_field(tmp_path: Path, value: str, word: str,
                                         field: str) -> None:
@@ -406,3 +409,18 @@ def test_compressed_under_the_other_suffix_is_told_by_its_bytes(
     (tmp_path / name).write_bytes(packed)
     result = run("audit", "-q", str(tmp_path / name))
     assert (result.exit_code, result.stdout) == (1, "FAIL: 4 error(s), 1 warning(s), 1 info\n")
+
+
+def test_nan_after_a_long_key_or_in_no_object_names_what_holds_it() -> None:
+    """adv139 #7: a key of more than 64 characters was skipped for an earlier one; a
+    NaN in no object's value names no field."""
+    from compaction_audit.io.jsonerrors import json_error
+
+    long_key = "k" * 100
+    line = ('{"round": 1, "' + long_key + '": NaN}\n').encode()
+    assert json_error(line, "unexpected character", line.index(b"NaN")).endswith(
+        f"in field '{'k' * 64}'")
+    bare = b"[1, NaN]\n"
+    assert json_error(bare, "unexpected character", 4) == (
+        "bad JSON: NaN is not JSON (write null for no value: Python's json.dumps writes "
+        "NaN unless allow_nan=False)")

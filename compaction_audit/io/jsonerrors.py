@@ -63,23 +63,57 @@ def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
 
 
 _NON_NUMBERS = ("NaN", "Infinity", "-Infinity")
-_KEY_RE = re.compile(r'"((?:[^"\\\n]|\\.){1,64}+)"\s*:')
+_FIELD_SCAN = 1 << 20
+"""Characters of a line read to name the field a NaN stands in (past them: no field)."""
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+"|[{}\[\]:,]')
+
+
+def _field_at(text: str, pos: int) -> str | None:
+    """The key whose value holds ``text[pos]``: the innermost object's key at that
+    point, through the arrays below it (``retained`` for ``[["a", NaN]]``), from the
+    strings and brackets before ``pos``; None when it is in no object's value or the
+    text before it is longer than :data:`_FIELD_SCAN`."""
+    if pos > _FIELD_SCAN:
+        return None
+    stack: list[list[str | None]] = []  # per open container: [kind, its current key]
+    expect_key = False
+    for m in _TOKEN.finditer(text, 0, pos):
+        tok = m.group()
+        if tok == "{":
+            stack.append(["{", None])
+            expect_key = True
+        elif tok == "[":
+            stack.append(["[", None])
+        elif tok in "}]":
+            if stack:
+                stack.pop()
+        elif tok == ",":
+            expect_key = bool(stack) and stack[-1][0] == "{"
+        elif tok == ":":
+            expect_key = False
+        elif expect_key and stack and stack[-1][0] == "{":
+            stack[-1][1] = tok[1:-1]
+    for kind, key in reversed(stack):
+        if kind == "{":
+            return key
+    return None
 
 
 def _not_a_number(raw: bytes, pos: int) -> str | None:
     """``"NaN is not JSON (write null for no value: Python's json.dumps writes NaN
     unless allow_nan=False), in field 'retained'"`` when the decoder stopped at NaN,
     Infinity or -Infinity (usertest71 #10: what a Python logger writes by default read
-    "unexpected character" with no field); the field is the last key opened before it,
-    where there is one within the line's first 64 KB.  None otherwise."""
-    text = raw[:65536].decode("utf-8", "replace")
+    "unexpected character" with no field); the field is the key whose value holds it
+    (:func:`_field_at`; adv139 #7: the last key before it named another object's
+    field).  None otherwise."""
+    text = raw[:_FIELD_SCAN + 16].decode("utf-8", "replace")
     word = next((w for w in _NON_NUMBERS if text.startswith(w, pos)), None)
     if word is None:
         return None
     if word == "Infinity" and pos and text[pos - 1] == "-":
         word = "-Infinity"
-    keys = _KEY_RE.findall(text, 0, pos)
-    field = f", in field '{keys[-1]}'" if keys else ""
+    key = _field_at(text, pos)
+    field = f", in field '{key[:64]}'" if key else ""
     return (f"{word} is not JSON (write null for no value: Python's json.dumps writes "
             f"{word} unless allow_nan=False){field}")
 
