@@ -210,6 +210,9 @@ def test_md_escapes() -> None:
     # entity (adv138 #6), and reads mentions and issue numbers in the rendered text
     assert md("@team #12 a&b") == "&#64;<!-- -->team &#35;<!-- -->12 a&amp;b"
     assert md("ops@evil.example &#64;") == "ops&#64;<!-- -->evil\\.example &amp;&#35;<!-- -->64;"
+    # an issue reference and a commit's hash too (adv139 #9); a version is no hash
+    assert md("GH-12 at 3f2a9c1d8e") == "GH<!-- -->\\-12 at 3f2<!-- -->a9c1d8e"
+    assert md("v1.2.3 and 1234567") == "v1\\.2\\.3 and 1234567"
     assert md("line\nnext\x07") == "line\\\\nnext\\\\x07"
 
 

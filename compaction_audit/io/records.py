@@ -413,8 +413,9 @@ def records_nothing(value: Any) -> bool:
     while todo:
         item = todo.pop()
         if isinstance(item, str):
-            if len(item) <= _PLACEHOLDER_CHARS and (
-                    "".join(ch for ch in item.lower() if ch.isalnum()) in PLACEHOLDERS):
+            if len(item) <= _PLACEHOLDER_CHARS and "".join(  # fullwidth N/A too (adv139 #8)
+                    ch for ch in unicodedata.normalize("NFKC", item).casefold()
+                    if ch.isalnum()) in PLACEHOLDERS:
                 continue
             if any(ch.isalnum() for ch in item if not _drawn_as_nothing(ch)):
                 return False
@@ -427,8 +428,10 @@ def records_nothing(value: Any) -> bool:
     return True
 
 
-PLACEHOLDERS = frozenset({"", "none", "na", "nil", "null", "nothing", "empty", "tbd",
-                          "todo", "unknown", "undefined", "nan"})
+PLACEHOLDERS = frozenset({"", "0", "none", "na", "nil", "null", "nothing", "empty", "tbd",
+                          "todo", "unknown", "undefined", "nan", "false", "no", "n",
+                          "notapplicable", "nothingdropped", "nothinglost",
+                          "nothingsurrendered", "nochange", "nochanges"})
 """Words that stand for no accounting (letters and digits only, lower case: ``N/A`` is
 ``na``); :func:`records_nothing` reads a string of one of them as saying nothing."""
 _PLACEHOLDER_CHARS = 40

@@ -64,8 +64,16 @@ def _split(s: str) -> str:
     e-mail address (``admin&#64;evil.example`` was a ``mailto:`` link: adv138 #6), and
     mentions and issue references are read from the rendered text; the comment splits
     the text there.  A ``&`` of the text itself is ``&amp;``, so no entity of the text
-    is matched."""
-    return s.replace("&#64;", "&#64;<!-- -->").replace("&#35;", "&#35;<!-- -->")
+    is matched.  So too within ``GH-123`` (an issue reference) and a run of 7 to 40 hex
+    digits that holds a digit and a letter (a commit's hash), which GitHub links from
+    the text as well (adv139 #9)."""
+    s = s.replace("&#64;", "&#64;<!-- -->").replace("&#35;", "&#35;<!-- -->")
+    return _HASHLIKE.sub(r"\1<!-- -->\2", _GH_REF.sub(r"\1<!-- -->", s))
+
+
+_GH_REF = re.compile(r"(?i)\b(GH)(?=\\-\d)")
+_HASHLIKE = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])"
+                       r"([0-9a-fA-F]{3})([0-9a-fA-F]{4,37})\b")
 
 
 _COLON = re.compile(r":(?=[\w/])")

@@ -324,10 +324,13 @@ def stale_lines(report: Report, show_all: bool = False) -> list[str]:
 
 def other_session_lines(s: SessionReport) -> list[str]:
     """One line per session the baseline's entries for ``s``'s path were made of, when
-    that is not ``s``'s session: those entries are not applied."""
+    that is not ``s``'s session: those entries are not applied.  A log of our format
+    is told it may keep its session id; a product's names its own (adv139 #12)."""
+    own = s.header.extra.get("source_format") in (None, "native")
+    how = " or write the same session_id when recording the trace again" if own else ""
     return [f"baseline entries for {s.path} are of session {other}, not of this trace's "
             f"session {s.header.session_id}: not applied (make the baseline of this "
-            "session, or write the same session_id when recording the trace again)"
+            f"session{how})"
             for other in (baseline_info(s) or {}).get("other_session", [])]
 
 

@@ -154,7 +154,9 @@ def test_a_recoverable_child_is_said_offloaded_or_retained(write_log: LogWriter,
                                         {"note": " ", "values": [""]},
                                         "\u3164", "\u2800", "\u034f",  # adv109 #8
                                         "-", ".", "none", "N/A", {"x": False},
-                                        {"x": 0}])  # adv138 #7
+                                        {"x": 0},  # adv138 #7
+                                        "false", "0%", "not applicable", "Nothing dropped.",
+                                        "\uff2e/\uff21"])  # adv139 #8 (fullwidth N/A)
 def test_an_accounting_that_records_nothing_is_none(write_log: LogWriter,
                                                     accounting: Any) -> None:
     """adv108 #2: a blank or empty accounting turned the silent fold's error into a
