@@ -286,20 +286,22 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'is the failure; the agent will later answer a precision query from a '
          'topic-level summary, confidently and wrongly. Severity follows the worst kind '
          'lost: an error from a version pin up (numbers, scopes, causes, negations, '
-         'rules), a warning for identifiers, orderings and links, an error again for any '
-         'of them a person typed or asked for again (tiers 1 and 2; usertest71 #3). A '
-         'fold whose lost items are all in the low tiers (other prose, values and '
-         'identifiers from tool output, finished work; '
-         '`compaction_audit.recall.ranking`) is at most a warning, and info when what it '
-         'lost ranks below a version pin (identifiers, orderings, links) (issue 10, '
-         'point 6), unless the log marks a child `salience_class: "discriminating"` (the '
-         "agent's own word that a decision hinges on it); so is a fold all of whose "
-         'dropped facts another span still holds (nothing it dropped is lost: "5 facts, '
-         'all still recoverable"). A fold that lost a kind of error rank and is a '
-         'warning for its tiers says so in its message ("a warning, not an error: every '
-         'lost fact ranks other prose or below"). A dropped fact another span still '
-         'holds does not weigh in the severity of a fold that lost others. Harness text '
-         '(caveats, skill documents, command wrappers) never yields a finding.'),
+         'rules), a warning for identifiers, orderings and links, an error again for an '
+         'ordering a person typed, a name they typed with a digit, a dot or a slash in '
+         'it (a migration id, a file, a URL: usertest71 #3; not a bare flag: adv139 #4), '
+         'and any fact they asked for again (tiers 1 and 2: `person_fact`). A fold whose '
+         'lost items are all in the low tiers (other prose, values and identifiers from '
+         'tool output, finished work; `compaction_audit.recall.ranking`) is at most a '
+         'warning, and info when what it lost ranks below a version pin (identifiers, '
+         'orderings, links) (issue 10, point 6), unless the log marks a child '
+         '`salience_class: "discriminating"` (the agent\'s own word that a decision '
+         'hinges on it); so is a fold all of whose dropped facts another span still '
+         'holds (nothing it dropped is lost: "5 facts, all still recoverable"). A fold '
+         'that lost a kind of error rank and is a warning for its tiers says so in its '
+         'message ("a warning, not an error: every lost fact ranks other prose or '
+         'below"). A dropped fact another span still holds does not weigh in the '
+         'severity of a fold that lost others. Harness text (caveats, skill documents, '
+         'command wrappers) never yields a finding.'),
         ('Discriminators are found by regex heuristics (docs/discriminators.md, "Known '
          'limitations"): a number restated in words or a fact kept in other words '
          'outside the paraphrase classes counts as lost; proper nouns with an inner '
@@ -318,9 +320,9 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         (),
         'folds',
         ('a warning where every fact lost is an identifier, ordering or link no person '
-         'typed, or is in the low tiers: other prose, tool output, finished work; info '
-         'where those are identifiers, orderings or links; never lowered when the '
-         'asked-again check stopped at its limit'),
+         "typed (a person's bare flag or command too), or is in the low tiers: other "
+         'prose, tool output, finished work; info where those are identifiers, orderings '
+         'or links; never lowered when the asked-again check stopped at its limit'),
     ),
     (
         'CA302',
@@ -372,14 +374,14 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'was accounted are left to topic-only-fold; harness text (caveats, skill '
          'documents, command wrappers) is never counted. Severity follows the worst kind '
          'among the spans, like the fold rules (an error from a version pin up or for a '
-         "person's span, a warning for identifiers, orderings and links), and is at most "
-         "a warning when every span's lost facts are in the low tiers (other prose, "
-         'values from tool output, finished work; issue 10, point 6) and none is marked '
-         '`salience_class: "discriminating"`, info when those rank below a version pin '
-         '(identifiers, orderings, links). Spans an opaque compaction summary folded are '
-         'not judged (the verdict counts that compaction as not checked). A summary that '
-         'names the full transcript on disk adds no reference (docs/adapters.md, "A '
-         'summary that points to the transcript").'),
+         "person's lost fact, `person_fact`; a warning for identifiers, orderings and "
+         "links), and is at most a warning when every span's lost facts are in the low "
+         'tiers (other prose, values from tool output, finished work; issue 10, point 6) '
+         'and none is marked `salience_class: "discriminating"`, info when those rank '
+         'below a version pin (identifiers, orderings, links). Spans an opaque '
+         'compaction summary folded are not judged (the verdict counts that compaction '
+         'as not checked). A summary that names the full transcript on disk adds no '
+         'reference (docs/adapters.md, "A summary that points to the transcript").'),
         ('A summary counts as a reference only while it keeps every discriminator of the '
          'span, by the same word-overlap check as the fold rules, so a summary that '
          'keeps a fact in other words does not count.'),
@@ -388,10 +390,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
         'rehydrate the span from its source or restate its discriminators',
         (),
         'folds',
-        ("a warning where the spans' lost facts are identifiers, orderings or links and "
-         "no span is a person's, or where every span's lost facts are in the low tiers: "
-         'other prose, tool output, finished work; info where those rank below a version '
-         'pin; never lowered when the asked-again check stopped at its limit'),
+        ("a warning where the spans' lost facts are identifiers, orderings or links no "
+         "person typed (a person's bare flag or command too), or where every span's lost "
+         'facts are in the low tiers: other prose, tool output, finished work; info '
+         'where those rank below a version pin; never lowered when the asked-again check '
+         'stopped at its limit'),
     ),
     (
         'CA304',

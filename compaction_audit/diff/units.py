@@ -11,7 +11,7 @@ from compaction_audit.recall.kinds import KIND_RANK, Kind
 from compaction_audit.recall.ranking import LOW_TIERS
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Finding, Severity
-from compaction_audit.rules.recall import PERSON_TIERS, loss_severity
+from compaction_audit.rules.recall import is_person_fact, loss_severity
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
         # where the unit's code fired: its rounds, first line and message (usertest23
         # #4: the rounds and line of every fold rule beside one rule's message)
         occ = _occurrence([f for f in fs if f.code == worst.code])
-        units[(worst.code, key)] = (_own_weight(occ, worst, tiers.get(key))
+        units[(worst.code, key)] = (_own_weight(occ, worst, tiers.get(key), key)
                                     if lowers and key not in declared else occ)
     for code, fs in plain.items():
         fs.sort(key=lambda f: f.round)
@@ -139,11 +139,12 @@ def _violation_unit(f: Finding) -> str | None:
     return None
 
 
-def _own_weight(occ: Occurrence, worst: Finding, fact: tuple[str, Any] | None
-                ) -> Occurrence:
+def _own_weight(occ: Occurrence, worst: Finding, fact: tuple[str, Any] | None,
+                key: str = "") -> Occurrence:
     """``occ``, a fact's unit, at no more than the severity the fold rules give a fold
     that lost that fact alone (:func:`compaction_audit.rules.recall.loss_severity`): an
-    error from a version pin up or for a person's fact (tiers 1-2), else a warning; for
+    error from a version pin up or for a person's fact (:func:`~compaction_audit.rules.
+    recall.is_person_fact`), else a warning; for
     a fact of a low tier (:data:`~compaction_audit.recall.ranking.LOW_TIERS`: other
     prose, tool output, finished work) at most a warning, and info below a version pin.
     A fold's severity is its worst fact's, and each of its units carried it, so a diff
@@ -166,7 +167,9 @@ def _own_weight(occ: Occurrence, worst: Finding, fact: tuple[str, Any] | None
         return occ
     return replace(occ, severity=Severity(loss_severity(rank, tier in LOW_TIERS,
                                                         occ.severity,
-                                                        tier in PERSON_TIERS)))
+                                                        is_person_fact(
+                                                            tier, kind,
+                                                            key.split(":", 2)[-1]))))
 
 
 class FoldLosses(dict[str, list[str]]):

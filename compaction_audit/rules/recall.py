@@ -11,6 +11,7 @@ point 6).
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 import polars as pl
@@ -48,9 +49,31 @@ output")."""
 
 PERSON_TIERS = (1, 2)
 """The tiers of a person's words (asked again, typed by a person:
-:data:`~compaction_audit.recall.ranking.TIER_NAMES`): losing any fact of them is an
-error, whatever its kind (spec rules.md: silent-discriminating-fold and recall-floor are
-errors by default; docs/log-format.md: a span's ``role`` makes its losses fail a gate)."""
+:data:`~compaction_audit.recall.ranking.TIER_NAMES`): losing a fact of them is an error
+whatever its kind (:func:`person_fact`; spec rules.md: silent-discriminating-fold and
+recall-floor are errors by default; docs/log-format.md: a span's ``role`` makes its
+losses fail a gate)."""
+
+
+def person_fact(tier: pl.Expr, kind: pl.Expr, text: pl.Expr) -> pl.Expr:
+    """Whether a lost fact of ``tier``, ``kind`` and ``text`` makes an error whatever
+    its kind: the person asked for it again (tier 1), or typed it (tier 2) and it is no
+    name, or a name with a digit, a dot or a slash in it (a migration id, a file, a
+    URL: usertest71 #3), not a bare flag or command a summary may say in words
+    (``--verbose``, ``npm test``: adv139 #4)."""
+    return ((tier == 1) | ((tier == 2) & (~kind.is_in(list(_NAME_KINDS))
+                                          | text.str.contains(_SPECIFIC))))
+
+
+def is_person_fact(tier: object, kind: str, text: str) -> bool:
+    """:func:`person_fact` of one fact (the diff's units)."""
+    return tier == 1 or (tier == 2 and (kind not in _NAME_KINDS
+                                        or re.search(_SPECIFIC, text) is not None))
+
+
+_NAME_KINDS = ("identifier", "link")
+_SPECIFIC = r"[0-9./\\]"
+"""A character that makes a name specific: a digit, a dot, a slash or a backslash."""
 
 
 def _span_types(ctx: Context) -> pl.DataFrame:
@@ -190,7 +213,9 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
              pl.col("tier").min().alias("_best_any"),
              pl.col("rank").filter(is_lost).max().alias("_worst_lost"),
              pl.col("tier").filter(is_lost).min().alias("_best_lost"),
-             pl.col("declared").filter(is_lost).any())
+             pl.col("declared").filter(is_lost).any(),
+             (person_fact(pl.col("tier"), pl.col("kind"), pl.col("text")) & is_lost)
+             .any().alias("_person"))
     )
     grouped = (
         per_child.sort("ri", "fold", "child")
@@ -201,7 +226,7 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
              .alias("worst"),
              pl.coalesce(pl.col("_best_lost").min(), pl.col("_best_any").min())
              .alias("best_tier"),
-             pl.col("declared").any(), pl.col("accounted").first(),
+             pl.col("declared").any(), pl.col("_person").any(), pl.col("accounted").first(),
              pl.col("dropped").list.len().sum().alias("lost"))
         .join(_fact_counts(tiered).drop("drops"), on=["ri", "fold"], how="left",
               maintain_order="left")
@@ -211,8 +236,8 @@ def _fold_findings(ctx: Context, silent: bool, ceiling: Severity) -> pl.DataFram
     low = ((grouped["best_tier"].is_in(list(LOW_TIERS)) & ~grouped["declared"]
             & (not _asked_capped(ctx)))
            | (grouped["facts_lost"].fill_null(0) == 0))
-    grouped = grouped.drop("declared")
-    person = grouped["best_tier"].is_in(list(PERSON_TIERS)).fill_null(False)
+    person = grouped["_person"].fill_null(False)
+    grouped = grouped.drop("declared", "_person")
     sev = [loss_severity(w, lo, ceiling, pe)
            for w, lo, pe in zip(grouped["worst"], low, person, strict=True)]
     return grouped.with_columns(pl.Series("severity", sev), pl.col("fold").alias("entity"),
@@ -239,8 +264,10 @@ class SilentDiscriminatingFold(Rule):
     predicate is the failure; the agent will later answer a precision query from a
     topic-level summary, confidently and wrongly.  Severity follows the worst kind lost:
     an error from a version pin up (numbers, scopes, causes, negations, rules), a
-    warning for identifiers, orderings and links, an error again for any of them a
-    person typed or asked for again (tiers 1 and 2; usertest71 #3).  A fold whose lost
+    warning for identifiers, orderings and links, an error again for an ordering a
+    person typed, a name they typed with a digit, a dot or a slash in it (a migration
+    id, a file, a URL: usertest71 #3; not a bare flag: adv139 #4), and any fact they
+    asked for again (tiers 1 and 2: :func:`person_fact`).  A fold whose lost
     items are all in the low tiers (other prose, values and
     identifiers from tool output, finished work;
     :mod:`compaction_audit.recall.ranking`) is at most a
@@ -267,7 +294,8 @@ class SilentDiscriminatingFold(Rule):
     name = "silent-discriminating-fold"
     severity = Severity.ERROR
     severity_note = ("a warning where every fact lost is an identifier, ordering or "
-                     "link no person typed, or is in the low tiers: other prose, tool "
+                     "link no person typed (a person's bare flag or command too), or is "
+                     "in the low tiers: other prose, tool "
                      "output, finished work; info where those are identifiers, "
                      "orderings or links; never lowered when the asked-again check "
                      "stopped at its limit")
@@ -368,7 +396,8 @@ class RecallFloor(Rule):
     whose fold was accounted are left to topic-only-fold; harness text (caveats,
     skill documents, command wrappers) is never counted.  Severity follows the worst
     kind among the spans, like the fold rules (an error from a version pin up or for a
-    person's span, a warning for identifiers, orderings and links), and is at most a
+    person's lost fact, :func:`person_fact`; a warning for identifiers, orderings and
+    links), and is at most a
     warning when every
     span's lost facts are in the low tiers (other prose, values from tool output,
     finished work; issue 10, point 6) and none is marked ``salience_class:
@@ -401,7 +430,8 @@ class RecallFloor(Rule):
     name = "recall-floor"
     severity = Severity.ERROR
     severity_note = ("a warning where the spans' lost facts are identifiers, orderings "
-                     "or links and no span is a person's, or where every span's lost "
+                     "or links no person typed (a person's bare flag or command too), or "
+                     "where every span's lost "
                      "facts are in the low tiers: "
                      "other prose, tool output, finished work; info where those rank "
                      "below a version pin; never lowered when the asked-again check "
@@ -420,7 +450,10 @@ class RecallFloor(Rule):
         if floor.height == 0:
             return Outcome(pl.DataFrame(schema={"ri": pl.Int64}))
         n = ctx.session.n_rounds
-        best = (ranked_of(ctx).group_by("span").agg(pl.col("tier").min())
+        best = (ranked_of(ctx).group_by("span")
+                .agg(pl.col("tier").min(),
+                     person_fact(pl.col("tier"), pl.col("kind"), pl.col("text")).any()
+                     .alias("_person"))
                 .rename({"span": "leaf"}))
         person = person_source(pl.col("source"))
         opaque = [c["summary_id"] for c in ctx.session.compactions
@@ -443,8 +476,7 @@ class RecallFloor(Rule):
             # kind (PERSON_TIERS); a person's span whose facts another span holds does
             # not (adv139 #3: CA301 said "lost nothing", CA303 failed the gate), nor
             # the agent's tag alone
-            .with_columns(pl.col("tier").is_in(list(PERSON_TIERS)).fill_null(False)
-                          .alias("typed"))
+            .with_columns(pl.col("_person").fill_null(False).alias("typed"))
             .with_columns(pl.when(pl.col("salience_class") == "discriminating").then(2)
                           .when(pl.col("tier").is_not_null()).then(pl.col("tier"))
                           .when(person | pl.col("rank").is_null()).then(2).otherwise(6)

@@ -234,7 +234,7 @@ def test_summary_row_says_a_compaction_could_not_be_checked(write_log: LogWriter
 ])
 def test_a_persons_identifier_lost_is_an_error(write_log: LogWriter, source: str,
                                                expected: list[tuple[str, str]]) -> None:
-    path = write_log(fold_all([span("u", "Squash the history into squashed_orders_history.",
+    path = write_log(fold_all([span("u", "Squash the history into 0007_squashed_orders.",
                                     source)], "Squash the history."))
     assert recall_findings(path) == expected
 

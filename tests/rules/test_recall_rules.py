@@ -201,8 +201,10 @@ def test_an_accounting_that_records_something_accounts(write_log: LogWriter,
     # prose", tier 5): low, below a version pin
     ("Opened src/cache/lru.py for review.", "tool:shell", "info"),
     ("Opened src/cache/lru.py for review.", "assistant", "info"),
-    # typed by a person: an error whatever its kind (usertest71 #3)
+    # typed by a person: an error whatever its kind (usertest71 #3) where it is
+    # specific (a digit, a dot or a slash in a name), not a bare flag (adv139 #4)
     ("Opened src/cache/lru.py for review.", "user", "error"),
+    ("Please retry with --verbose.", "user", "warning"),
     # an ordering the assistant decided (tier 4, no person's): a warning
     ("We clear the cache before the deploy.", "assistant", "warning"),
 ])
