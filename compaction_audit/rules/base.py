@@ -245,14 +245,7 @@ def register(cls: R) -> R:
 def product_fold_rounds(session: Session) -> list[int]:
     """Sorted round indices (``ri``) of a product's compactions: an adapter's
     ``compaction`` record with a summary (Claude Code, Codex, Cline; docs/adapters.md).
-    Empty for a native log, which records folds, not compactions, even where it writes
-    ``compaction`` records of its own (:func:`~compaction_audit.takeback.product_trace`;
-    adv138 #1: one such record took a fold from ungrounded-summary and recall-floor,
-    and a round from compaction-drift, as adv132 #4 found for provenance-floor)."""
-    from compaction_audit.takeback import product_trace
-
-    if not product_trace(session):
-        return []
+    Empty for a native log, which records folds, not compactions."""
     return sorted({int(c["ri"]) for c in session.compactions
                    if c.get("summary_id") is not None and c.get("ri") is not None})
 

@@ -20,7 +20,6 @@ from compaction_audit.rules.base import (
     fmt_change,
     register,
 )
-from compaction_audit.takeback import product_trace
 
 LIST_CAP = 20
 """Most ids a finding of this module lists; the rest are counted ("and N more")."""
@@ -68,8 +67,7 @@ class UngroundedSummary(Rule):
     settings = ()
 
     def evaluate(self, ctx: Context) -> Outcome:
-        ungrounded = _not_born_so(ctx.series.ungrounded, ctx.session.compactions
-                                  if product_trace(ctx.session) else [])  # adv138 #1
+        ungrounded = _not_born_so(ctx.series.ungrounded, ctx.session.compactions)
         if not ungrounded.height:  # most traces: no rows, typed once per process
             return Outcome(kept_for_schemas("ungrounded_rows", (ungrounded,),
                                             lambda: _rows(ungrounded, 0)))

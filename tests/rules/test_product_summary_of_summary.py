@@ -127,25 +127,3 @@ def test_a_native_log_with_compaction_records_is_judged(write_log: LogWriter) ->
     fired, notes = codes(path)
     assert fired == [("CA101", 3), ("CA102", 3)]
     assert not any(reason in (PRODUCT_FOLDS, BARE_COMPACTION) for _, reason in notes)
-
-
-def test_a_native_logs_compaction_record_takes_no_fold_from_the_fold_rules(
-        write_log: LogWriter) -> None:
-    """adv138 #1: one ``compaction`` record on a native log's folding round took that
-    fold from ungrounded-summary and recall-floor (a FAIL became a PASS at --fail-on
-    warning); the exemption is a product's (its compaction evicts what it folds)."""
-    rule = {"id": "s1", "tokens": 20, "text": "Never deploy on Fridays.", "source": "user"}
-    fold = {"id": "m1", "tokens": 5, "children": ["s1"], "text": "Talked about deploys."}
-    plain = [rnd(0, spans=[rule]), rnd(1, summaries=[fold], evicted=["s1"]),
-             rnd(2, spans=[{"id": "s3", "tokens": 30, "text": "ok", "source": "assistant"}])]
-    marked = [dict(r) for r in plain]
-    marked[1]["compaction"] = {"summary_id": "m1"}
-
-    def ungrounded_and_floor(path: str) -> list[tuple[str, int, str]]:
-        return sorted((f.code, f.round, f.severity.value) for f in api.audit(path).findings
-                      if f.code in ("CA201", "CA303"))
-
-    expected = [("CA201", 1, "error"), ("CA201", 2, "error"), ("CA303", 1, "error"),
-                ("CA303", 2, "error")]
-    assert ungrounded_and_floor(str(write_log(plain, "plain.jsonl"))) == expected
-    assert ungrounded_and_floor(str(write_log(marked, "marked.jsonl"))) == expected
