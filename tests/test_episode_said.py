@@ -100,13 +100,20 @@ def test_an_episode_below_its_rule_heading_is_led_by_its_severity() -> None:
     the errors."""
     from tests.logs import SAMPLES
 
-    out = CliRunner().invoke(app, ["audit", str(SAMPLES / "research-no-decay.jsonl")],
-                             env={"COLUMNS": "200"}).output
+    out = CliRunner().invoke(app, ["audit", str(SAMPLES / "research-no-decay.jsonl"),
+                                   "--all"], env={"COLUMNS": "200"}).output
     head = out.index("ERROR   CA301 silent-discriminating-fold  4 findings (3 error, 1 warning)")
     assert out[head:].split("\n")[1] == (
         "  round 17 (line 18): warning: fold t2.40 dropped, but lost nothing: t1.19: scope "
         "'staging' (still held by another span)")
     assert "  round 23 (line 24): fold t2.45 silently dropped" in out[head:]
+    # without --all the three episodes shown are the errors (usertest71 #2), the
+    # warning counted
+    first = CliRunner().invoke(app, ["audit", str(SAMPLES / "research-no-decay.jsonl")],
+                               env={"COLUMNS": "200"}).output
+    rule = first[first.index("ERROR   CA301"):].split("  action:")[0]
+    assert "warning: fold t2.40" not in rule
+    assert "... 1 more episode of CA301 (round 17) (--all)" in rule
 
 
 def test_a_sarif_result_s_message_and_values_are_one_finding_s() -> None:
