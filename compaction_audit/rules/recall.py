@@ -41,18 +41,18 @@ from compaction_audit.rules.recallctx import ranked_of, recall_of
 
 _ERROR_RANK = KIND_RANK[Kind.VERSION]
 """Losing a version pin or anything ranked above it (quantity, scope, causal, negation,
-constraint) is an error; identifiers, ordering and links only a warning unless a person
-typed them (tiers 1 and 2: usertest71 #3, a person's migration id lost passed the
-gate), and only info when every lost one is in a low tier (issue: "a lost negation or
-constraint outranks a lost number, which outranks a lost identifier from a tool
-output")."""
+constraint) is an error; identifiers, ordering and links only a warning unless they are
+a person's specific words (:func:`person_fact`; usertest71 #3, a person's migration id
+lost passed the gate), and only info when every lost one is in a low tier (issue: "a
+lost negation or constraint outranks a lost number, which outranks a lost identifier
+from a tool output")."""
 
-PERSON_TIERS = (1, 2)
+PERSON_TIERS = ASKED_AGAIN, TYPED = (1, 2)
 """The tiers of a person's words (asked again, typed by a person:
 :data:`~compaction_audit.recall.ranking.TIER_NAMES`): losing a fact of them is an error
-whatever its kind (:func:`person_fact`; spec rules.md: silent-discriminating-fold and
-recall-floor are errors by default; docs/log-format.md: a span's ``role`` makes its
-losses fail a gate)."""
+whatever its kind where :func:`person_fact` says so (spec rules.md:
+silent-discriminating-fold and recall-floor are errors by default; docs/log-format.md:
+a span's ``role`` makes its losses fail a gate)."""
 
 
 def person_fact(tier: pl.Expr, kind: pl.Expr, text: pl.Expr) -> pl.Expr:
@@ -61,14 +61,14 @@ def person_fact(tier: pl.Expr, kind: pl.Expr, text: pl.Expr) -> pl.Expr:
     name, or a name with a digit, a dot or a slash in it (a migration id, a file, a
     URL: usertest71 #3), not a bare flag or command a summary may say in words
     (``--verbose``, ``npm test``: adv139 #4)."""
-    return ((tier == 1) | ((tier == 2) & (~kind.is_in(list(_NAME_KINDS))
-                                          | text.str.contains(_SPECIFIC))))
+    return ((tier == ASKED_AGAIN) | ((tier == TYPED) & (~kind.is_in(list(_NAME_KINDS))
+                                                      | text.str.contains(_SPECIFIC))))
 
 
 def is_person_fact(tier: object, kind: str, text: str) -> bool:
     """:func:`person_fact` of one fact (the diff's units)."""
-    return tier == 1 or (tier == 2 and (kind not in _NAME_KINDS
-                                        or re.search(_SPECIFIC, text) is not None))
+    return tier == ASKED_AGAIN or (tier == TYPED and (kind not in _NAME_KINDS
+                                                      or re.search(_SPECIFIC, text) is not None))
 
 
 _NAME_KINDS = ("identifier", "link")
@@ -88,7 +88,7 @@ def _span_types(ctx: Context) -> pl.DataFrame:
 def loss_severity(rank: int, low: bool, ceiling: Severity, person: bool = False) -> str:
     """The severity of losing a fact of kind rank ``rank`` (:data:`~compaction_audit.
     recall.kinds.KIND_RANK`, the worst of a fold's), at most ``ceiling``: error from a
-    version pin up, or when ``person`` (a lost fact is of :data:`PERSON_TIERS`), else
+    version pin up, or when ``person`` (a lost fact :func:`person_fact` names), else
     warning; when ``low`` (every loss in a low
     tier, :data:`~compaction_audit.recall.ranking.LOW_TIERS`, or no dropped fact lost)
     at most a warning, and info below a version pin (issue 10, point 6)."""
@@ -473,7 +473,7 @@ class RecallFloor(Rule):
             .join(ctx.session.items.select(pl.col("id").alias("leaf"), "salience_class"),
                   on="leaf", how="left")
             # a fact of a person's the lost list holds makes an error whatever its
-            # kind (PERSON_TIERS); a person's span whose facts another span holds does
+            # kind (person_fact); a person's span whose facts another span holds does
             # not (adv139 #3: CA301 said "lost nothing", CA303 failed the gate), nor
             # the agent's tag alone
             .with_columns(pl.col("_person").fill_null(False).alias("typed"))
