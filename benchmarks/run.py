@@ -167,7 +167,7 @@ def _step_stages(path: str) -> dict[str, Any]:
     analysis, salience-disagreement (CA204), the rest of the rules and the findings,
     JSON rendering (wall seconds)."""
     import compaction_audit.engine as engine
-    import compaction_audit.rules.recall as recall_rules
+    import compaction_audit.rules.recallctx as recall_rules
     from compaction_audit.cosine.embed import method
     from compaction_audit.io.native import read_native
     from compaction_audit.report.json_report import render_json
