@@ -1,8 +1,9 @@
 """Which span a lost fact is listed under (``span``, ``span_source``, ``tier_name``):
-a person's that stated it before the loss, else the earliest (usertest58 #3: the
-person's "keep the deploy on v4.2.1", typed after the assistant's "Deploy pinned to
-v4.2.1", was listed under the assistant's line, among the other prose, off the first
-screen)."""
+a person's that stated it before the loss, else the earliest prose or document, else
+the earliest (usertest58 #3: the person's "keep the deploy on v4.2.1", typed after the
+assistant's "Deploy pinned to v4.2.1", was listed under the assistant's line, among the
+other prose, off the first screen; usertest72 #6: the file a grep listed, then the
+assistant said it edited, was listed as tool output)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,32 @@ def test_among_spans_of_one_round_the_first_in_the_log(write_log: LogWriter) -> 
            rnd(1, summaries=[{**FOLD, "children": [s["id"] for s in spans]}],
                evicted=[s["id"] for s in spans])]
     assert _pin(write_log, log)["span"] == "s59"
+
+
+GREP = {"id": "t1", "tokens": 8, "source": "tool_result:Bash",
+        "text": "config/staging.toml:12: read_timeout_ms = 30000"}
+EDITED = {"id": "a2", "tokens": 8, "role": "assistant",
+          "text": "Edited config/staging.toml as asked."}
+
+
+def _path(write_log: LogWriter, log: list[dict[str, Any]]) -> dict[str, Any]:
+    [path] = [d for d in audit(str(write_log(log))).extra["lost_discriminators"]
+              if d["text"] == "config/staging.toml"]
+    return path
+
+
+def test_prose_that_states_it_is_its_source_before_tool_output(write_log: LogWriter) -> None:
+    log = [rnd(0, spans=[GREP]), rnd(1, spans=[EDITED]),
+           rnd(2, summaries=[{**FOLD, "children": ["t1", "a2"]}], evicted=["t1", "a2"])]
+    path = _path(write_log, log)
+    assert (path["span"], path["span_source"], path["span_type"], path["span_line"]) == (
+        "a2", "assistant", "prose", 2)
+
+
+def test_prose_of_the_folds_own_round_is_no_source(write_log: LogWriter) -> None:
+    """A span of the round a fold lost the fact in came after the fold: a re-read."""
+    log = [rnd(0, spans=[GREP]),
+           rnd(1, spans=[EDITED], summaries=[{**FOLD, "children": ["t1"]}], evicted=["t1"])]
+    lost = [d for d in audit(str(write_log(log))).extra["lost_discriminators"]
+            if d["text"] == "config/staging.toml"]
+    assert [(d["span"], d["span_type"]) for d in lost] == [("t1", "tool_output")]

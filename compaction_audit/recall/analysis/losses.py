@@ -17,6 +17,7 @@ from compaction_audit.recall.factkeys import stated_in
 from compaction_audit.recall.finished import finished_work
 from compaction_audit.recall.harm import asked_again, reuse
 from compaction_audit.recall.ranking import document_source, person_source
+from compaction_audit.recall.wholetoken import STATING_TYPES
 
 
 def _fold_losses(session: Session, drops: pl.DataFrame, reach: pl.DataFrame,
@@ -178,15 +179,19 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     placed = items.lazy().with_row_index("_pos")  # the log's order (here and _answered)
     # the span that stated it: a person's, where one did before the loss, else the
     # earliest (usertest58 #3: "keep the deploy on v4.2.1", typed after the assistant's
-    # "Deploy pinned to v4.2.1", ranked as the assistant's other prose)
+    # "Deploy pinned to v4.2.1", ranked as the assistant's other prose); prose or a
+    # document before code or tool output (usertest72 #6: the file a grep listed and
+    # the assistant then said it edited ranked as tool output, off the first screen;
+    # not a span of the fold's own round: it came after the fold, a re-read)
     typed = (person_source(pl.col("source")) & (pl.col("stype") != "harness")
              & (pl.col("born") <= pl.col("start")))
+    worded = pl.col("stype").is_in(STATING_TYPES) & (pl.col("born") < pl.col("start"))
     source = (occ.lazy().filter(~pl.col("asked")).drop("negated", "asked")
               .rename({"line": "text_line"}).join(spans, on="id")
               .join(placed.select("id", "_pos"), on="id")
               .join(first.select("key", "start"), on="key")
-              .sort(typed.fill_null(False), "born", "source_line", "_pos",
-                    descending=[True, False, False, False], maintain_order=True)
+              .sort(typed.fill_null(False), worded.fill_null(False), "born", "source_line",
+                    "_pos", descending=[True, True, False, False, False], maintain_order=True)
               .group_by("key", maintain_order=True).first().drop("start", "_pos"))
     fold_at = (first.select("key", "start").join(drops.lazy(), on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
