@@ -64,18 +64,24 @@ __all__ = ["CLAUSE_KINDS", "KIND_RANK", "QUANTITY_UNITS", "SCOPE_CANON", "Discri
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
                  r"|wks?|weeks?|µs|μs|ns|bytes?|[kmgtp]i?b|percent|pct|%|tokens?|rps|qps"
-                 r"|[kmg]?hz|s")
+                 r"|[kmg]?hz|px|rem|s")
 _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds": "ms",
                "sec": "s", "secs": "s", "second": "s", "seconds": "s", "m": "min",
                "mins": "min", "minute": "min", "minutes": "min", "hr": "h", "hrs": "h",
                "hour": "h", "hours": "h", "day": "d", "days": "d", "wk": "week",
                "wks": "week", "weeks": "week", "µs": "us", "μs": "us", "byte": "b",
                "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
-QUANTITY_UNITS = _SPACED_UNITS
+_GLUED_UNITS = r"em|vh|vw|pt"
+"""CSS lengths read only glued to their number ("1.5em", "12pt"; "10 em dashes" is no
+length), beside ``px`` and ``rem`` of :data:`_SPACED_UNITS` (usertest72 #5: "20px" and
+"(12px)" in the assistant's prose were no fact); in prose only (:data:`_CSS_LENGTHS`)."""
+_CSS_LENGTHS = frozenset({"px", "rem", "em", "vh", "vw", "pt"})
+"""The CSS length units: facts in prose only (:func:`_values_only`)."""
+QUANTITY_UNITS = f"{_SPACED_UNITS}|{_GLUED_UNITS}"
 """The units a quantity token spells (a regular-expression alternation, also valid in
 Polars' engine)."""
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_QUANTITY_UNIT = (rf"(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|[smhdxkKM])"
+_QUANTITY_UNIT = (rf"(?:(?P<unit>(?i:{_SPACED_UNITS}|{_GLUED_UNITS}|us)|[smhdxkKM])"
                   rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))")
 _QUANTITY = rf"(?<![\w.,]){_NUM}{_QUANTITY_UNIT}?(?!\w)"
 """A quantity token: a number, then a unit glued or after one space (a one-letter
@@ -361,7 +367,8 @@ def _values_only(text: str, found: list[Discriminator]) -> list[Discriminator]:
             out.append(d)
             continue
         if d.kind is Kind.QUANTITY and " " in d.norm:
-            out.append(d)
+            if d.norm.rsplit(" ", 1)[1] not in _CSS_LENGTHS:  # a style sheet's lengths
+                out.append(d)  # are its every line: prose that states one decided it
             continue
         if d.kind in (Kind.QUANTITY, Kind.VERSION, Kind.SCOPE):
             # the key is in the 48 characters before the value, on its line: a line

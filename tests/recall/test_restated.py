@@ -1,6 +1,8 @@
 """A raw span that states a dropped fact in another form holds it (usertest10: a Cline
-session's kept message said "(12px)", the folded one's `` `12px` `` was reported lost):
-a whole token of a span in reach at the fold holds it; names not in tool output."""
+session's kept message said "(12px)", the folded one's `` `12px` `` was reported lost;
+a CSS length in prose is a fact of its own since usertest72 #5, so the logs here use
+Tailwind's `4xl`, a name in backticks only): a whole token of a span in reach at the
+fold holds it; names not in tool output."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def span(i: str, text: str, source: str = "assistant") -> dict[str, Any]:
     return {"id": i, "tokens": 20, "text": text, "source": source}
 
 
-FOLDED = span("a", "The icon content starts at `12px` from the edge; see `sidebarItem`.")
+FOLDED = span("a", "The icon content starts at `4xl` from the edge; see `sidebarItem`.")
 FOLD = {"id": "F", "tokens": 5, "children": ["a"], "text": "Aligned the sidebar icons."}
 
 
@@ -41,28 +43,28 @@ def log(other: dict[str, Any], *, evict_other: bool = False,
 
 
 def test_a_kept_span_stating_the_value_in_prose_holds_it(write_log: LogWriter) -> None:
-    # "(12px)" is no discriminator of its own span: only `12px` in backticks is one
-    other = span("b", "Their icons start at px-3 (12px) from the sidebar edge.")
+    # "(4xl)" is no discriminator of its own span: only `4xl` in backticks is one
+    other = span("b", "Their icons start at px-3 (4xl) from the sidebar edge.")
     assert lost(write_log(log(other))) == ["sidebarItem"]
 
 
 def test_the_same_span_gone_at_the_fold_does_not_hold_it(write_log: LogWriter) -> None:
-    other = span("b", "Their icons start at px-3 (12px) from the sidebar edge.")
+    other = span("b", "Their icons start at px-3 (4xl) from the sidebar edge.")
     # (px-3, the other span's own fact, is lost with it)
-    assert lost(write_log(log(other, evict_other=True))) == ["12px", "px-3", "sidebarItem"]
-    assert lost(write_log(log(other, fold_other=True))) == ["12px", "px-3", "sidebarItem"]
+    assert lost(write_log(log(other, evict_other=True))) == ["4xl", "px-3", "sidebarItem"]
+    assert lost(write_log(log(other, fold_other=True))) == ["4xl", "px-3", "sidebarItem"]
 
 
 def test_a_span_that_names_a_longer_token_does_not_hold_it(write_log: LogWriter) -> None:
-    # the needle "12px" is in "112px" and "12pxs": the survival check says no
-    other = span("b", "The gutter is 112px, the rail 12pxs; see sidebarItems.")
-    assert lost(write_log(log(other))) == ["12px", "sidebarItem"]
+    # the needle "4xl" is in "14xl" and "4xls": the survival check says no
+    other = span("b", "The gutter is 14xl, the rail 4xls; see sidebarItems.")
+    assert lost(write_log(log(other))) == ["4xl", "sidebarItem"]
 
 
 def test_tool_output_naming_an_identifier_does_not_hold_it(write_log: LogWriter) -> None:
     # names in code and tool output count only where prose used them (issue 10, point 1)
-    other = span("b", "div.icon { padding: 12px; }", "tool_result:Read")
-    assert lost(write_log(log(other))) == ["12px", "sidebarItem"]
+    other = span("b", "div.icon { font: 4xl; }", "tool_result:Read")
+    assert lost(write_log(log(other))) == ["4xl", "sidebarItem"]
 
 
 CASES = [(c["kind"], c["fact"], c["text"], c["holds"]) for c in tomllib.loads(
@@ -96,17 +98,17 @@ def test_tool_output_and_code_hold_nothing(stype: str) -> None:
 def test_trace_names_the_span_that_still_states_it(write_log: LogWriter) -> None:
     from compaction_audit.trace import trace_discriminator
 
-    other = span("b", "Their icons start at px-3 (12px) from the sidebar edge.")
-    root = trace_discriminator(read_native(str(write_log(log(other)))), "12px")
-    assert root.label == "word '12px': 2 spans: 1 lost, 1 in context; still held by span b " \
+    other = span("b", "Their icons start at px-3 (4xl) from the sidebar edge.")
+    root = trace_discriminator(read_native(str(write_log(log(other)))), "4xl")
+    assert root.label == "word '4xl': 2 spans: 1 lost, 1 in context; still held by span b " \
                         "(assistant, round 0, line 1)"
-    assert root.data["note"] == ("'12px' alone is not read as a discriminator; the spans' "
+    assert root.data["note"] == ("'4xl' alone is not read as a discriminator; the spans' "
                                  "text states it as one")
     # when no span lost it, the span that states it in another form is listed as one
     # that holds it as words of its text (usertest14), not as a holder of the fact
     kept = [rnd(0, spans=[FOLDED, other]), rnd(1, spans=[span("c", "Moving on.")])]
-    root = trace_discriminator(read_native(str(write_log(kept))), "12px")
-    assert root.label == "word '12px': 2 spans: 2 in context"
+    root = trace_discriminator(read_native(str(write_log(kept))), "4xl")
+    assert root.label == "word '4xl': 2 spans: 2 in context"
     assert [c.label.endswith("(as words of its text)") for c in root.children] == [False, True]
 
 
@@ -153,9 +155,9 @@ def test_every_text_of_a_fact_is_looked_for(write_log: LogWriter,
                                             order: tuple[str, str]) -> None:
     # adv55: of "`12PX`" and "`12px`" folded away, one text was kept at random, so the
     # result followed the order of the spans
-    texts = {"A": "The icon starts at `12PX` here.", "B": "The rail starts at `12px` too."}
+    texts = {"A": "The icon starts at `4XL` here.", "B": "The rail starts at `4xl` too."}
     folded = [span(f"s{k}", texts[name]) for k, name in enumerate(order)]
-    kept = span("b", "Both start at (12px) from the sidebar edge.")
+    kept = span("b", "Both start at (4xl) from the sidebar edge.")
     fold = {**FOLD, "children": ["s0", "s1"]}
     records = [rnd(0, spans=[*folded, kept]),
                rnd(1, summaries=[fold], evicted=["s0", "s1"], spans=[span("c", "Next.")])]
