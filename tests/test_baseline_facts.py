@@ -20,6 +20,8 @@ from tests.logs import SAMPLES, dump, rnd, session
 
 NEGATION = "Do NOT enable `--force` on the prod migration."
 TIMEOUT = "Raised read_timeout_ms from 30000 to 45000 on staging."
+RAISED = "read_timeout_ms from 30000 to 45000"
+"""TIMEOUT's value bound to its name (usertest72 #3)."""
 
 
 def fold_log(path: Path, *texts: str, session_id: str = "facts", fold: str = "F1") -> Path:
@@ -69,21 +71,21 @@ def test_a_fold_that_loses_one_more_fact_is_new(base: Path) -> None:
         "code": "CA301", "rule": "silent-discriminating-fold", "key": "entity:F1",
         "new_facts": 4, "new": [{"kind": "scope", "text": "staging"},
                                 {"kind": "quantity", "text": "30000"},
-                                {"kind": "quantity", "text": "45000"}], "verb": "loses"}]
+                                {"kind": "quantity", "text": RAISED}], "verb": "loses"}]
     text = run("audit", "t.jsonl", "--baseline", str(base)).stdout
     assert ("baseline entry t.jsonl CA301 silent-discriminating-fold entity:F1 now loses "
-            "4 more fact(s) (scope 'staging', quantity '30000', quantity '45000' and 1 "
+            f"4 more fact(s) (scope 'staging', quantity '30000', quantity '{RAISED}' and 1 "
             "more): reported as new") in " ".join(text.split())
     # and the header's baseline line, on the first screen, names them too (usertest29
     # #6: it named only the finding's key)
     assert (f"baseline 4 finding(s) in {base}, not shown; 1 finding(s) of it now name more "
             "facts, shown as new: CA301 entity:F1 now loses 4 more fact(s) (scope "
-            "'staging', quantity '30000', quantity '45000' and 1 more)") in " ".join(
+            f"'staging', quantity '30000', quantity '{RAISED}' and 1 more)") in " ".join(
                 text.split())
     sarif = json.loads(run("audit", "t.jsonl", "--baseline", str(base), "-f", "sarif").stdout)
     [result] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "CA301"]
     new = ("Baselined, now loses 4 more fact(s) (scope 'staging', quantity '30000', "
-           "quantity '45000' and 1 more): fold F1 silently dropped")
+           "quantity 'read_timeout_ms from 30000 to 45000' and 1 more): fold F1 silently dropped")
     assert result["baselineState"] == "updated"
     assert result["message"]["text"].startswith(new)
     # the annotation a CI user sees says what is new first (usertest16 #6)
@@ -414,7 +416,7 @@ def test_the_same_fold_under_another_id_is_baselined(tmp_path: Path,
     [grown] = doc["baseline"]["grown"]
     assert grown["code"] == "CA301" and grown["key"] != key
     new = {u["text"] for u in grown["new"]}
-    assert new <= {"read_timeout_ms", "30000", "45000", "staging", TIMEOUT.rstrip(".")}
+    assert new <= {"read_timeout_ms", "30000", "45000", RAISED, "staging", TIMEOUT.rstrip(".")}
     assert grown["new_facts"] >= len(new) >= 3  # TIMEOUT's, none of NEGATION's
     text = run("audit", "t.jsonl", "--baseline", "b.json").stdout
     assert "now loses" in text and "no longer occurs" not in text

@@ -96,14 +96,17 @@ def test_codex_local_compaction_losses() -> None:
     texts = [d["text"] for d in lost]
     # asked again by the user first (tier 1): the setting, and its value the assistant
     # stated, which the question names by its subject (usertest68 #5); then the user's
-    # own words, negation first
+    # own words, negation first; the user's "Raise the staging read_timeout_ms from
+    # 30000 to 45000" and the assistant's "read_timeout_ms = 45000" are one fact, the
+    # user's statement (usertest72 #3: a bare 45000 was a second one)
     assert [(d["text"], d["tier"]) for d in lost[:2]] == [
-        ("read_timeout_ms = 45000", 1), ("read_timeout_ms", 1)]
+        ("read_timeout_ms from 30000 to 45000", 1), ("read_timeout_ms", 1)]
     assert lost[2]["kind"] == "negation" and "--force" in lost[2]["text"]
     assert "NOT" in lost[2]["text"] and lost[2]["tier_name"] == "typed by a person"
-    for wanted in ("45000", "read_timeout_ms", "migration 0047"):
+    for wanted in ("read_timeout_ms", "migration 0047"):
         assert wanted in texts
+    assert not {"45000", "read_timeout_ms = 45000"} & set(texts)
     assert not any("4.2.1" in t for t in texts)  # kept in the replacement history
     again = {d["text"]: d["asked_again"] for d in lost}
     assert again["read_timeout_ms"] is True
-    assert again["45000"] is False
+    assert again["read_timeout_ms from 30000 to 45000"] is True

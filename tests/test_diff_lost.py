@@ -21,6 +21,8 @@ from tests.logs import LogWriter, rnd
 
 NEGATION = "Do NOT enable `--force` on the prod migration."
 TIMEOUT = "Raised read_timeout_ms from 30000 to 45000 on staging."
+RAISED = "read_timeout_ms from 30000 to 45000"
+"""TIMEOUT's value bound to its name (usertest72 #3)."""
 NEGATION_LOST = ["lost:negation:Do NOT enable `--force` on the prod migration",
                  "lost:scope:prod", "lost:identifier:--force"]
 """What a fold that keeps none of NEGATION loses, in the audit's ranked order (a
@@ -64,7 +66,7 @@ def test_a_discriminator_lost_only_in_the_candidate_is_new(write_log: LogWriter)
     new = [k for status, _, k in got if status == "new"]
     # ranked as the audit lists them (usertest8: the diff listed units alphabetically,
     # trivia first): the person's negation (tier 2) before the tool's values (tier 5)
-    assert new == ["lost:scope:staging", "lost:quantity:30000", "lost:quantity:45000",
+    assert new == ["lost:scope:staging", "lost:quantity:30000", f"lost:quantity:{RAISED}",
                    "lost:identifier:read_timeout_ms"]
     assert [k for _, _, k in got] == [
         f"lost:{d['kind']}:{d['text']}" for d in cand.extra["lost_discriminators"]]
@@ -76,7 +78,7 @@ def test_a_discriminator_lost_only_in_the_candidate_is_new(write_log: LogWriter)
     # identifier), though the fold, which lost the person's negation too, is an error
     assert [(f.key, f.severity.value) for f in d.by_status("new")] == [
         ("lost:scope:staging", "warning"), ("lost:quantity:30000", "warning"),
-        ("lost:quantity:45000", "warning"), ("lost:identifier:read_timeout_ms", "info")]
+        (f"lost:quantity:{RAISED}", "warning"), ("lost:identifier:read_timeout_ms", "info")]
     assert [f.severity.value for f in cand.findings if f.code == "CA301"] == ["error"]
     assert gate(d, None, "error") == []
     [reason] = gate(d, None, "warning")
@@ -468,7 +470,7 @@ def test_a_fact_the_agent_tagged_weighs_as_its_fold(write_log: LogWriter) -> Non
     d = diff_reports(log("a.jsonl", ("u",)), cand)
     assert [(f.key, f.severity.value) for f in d.by_status("new")] == [
         ("lost:scope:staging", "error"), ("lost:quantity:30000", "error"),
-        ("lost:quantity:45000", "error"), ("lost:identifier:read_timeout_ms", "error")]
+        (f"lost:quantity:{RAISED}", "error"), ("lost:identifier:read_timeout_ms", "error")]
     assert gate(d, None, "error")[0].startswith("4 new finding unit(s) at or above error")
     assert "declared_lost" not in log("c.jsonl", ("u",)).extra  # none tagged: no key
 

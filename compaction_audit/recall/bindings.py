@@ -40,7 +40,8 @@ _SET_VERB_RE = re.compile(r"(?i)(?:set|pin|rais|lower|bump|chang|increas|decreas
                           r"|downgrad|updat|mov|keep|kept|revert|roll)\w*")
 """A verb that sets a name to a value ("Set read_timeout_ms to 45000", "Pin lib2 to
 1.2.0"): "X to N" binds only after one."""
-BOUND_TEXT = r"[\"'`]?([A-Za-z_][\w.-]*?)[\"'`]?(?:[ \t]*[=:~<>!^]|[ \t]+to[ \t])"
+BOUND_TEXT = (r"[\"'`]?([A-Za-z_][\w.-]*?)[\"'`]?"
+              r"(?:[ \t]*[=:~<>!^]|(?:[ \t]+from[ \t]+[^ \t]+)?[ \t]+to[ \t])")
 """The name at the start of a bound value's text, before its connector (group 1; the
 same pattern for :func:`bound_name` and the analysis's fact keys in Polars,
 :func:`compaction_audit.recall.analysis.model.fact_key`)."""
@@ -108,14 +109,36 @@ def _binding_start(text: str, d: Discriminator) -> int | None:
     end = _skip_blank(text, before - 2)
     if end == before - 2:  # "onto", "into": no word "to"
         return None
+    old_value = _FROM_VALUE_RE.search(text, max(0, end - NAME_MAX), end)
+    if old_value:  # "raise read_timeout_ms from 30000 to 45000" (usertest72 #3)
+        end = _skip_blank(text, old_value.start())
     start = _name_before(text, end)
     if start is None or not is_namey(text[start:end]):
         return None
+    return start if _set_verb_before(text, start) else None
+
+
+_FROM_VALUE_RE = re.compile(r"[ \t]from[ \t]+[^ \t]*\d[^ \t]*$")
+"""The old value of "<name> from <value> to <value>", which ends the look-back."""
+_QUALIFIER_RE = re.compile(r"[A-Za-z]+")
+
+
+def _set_verb_before(text: str, start: int) -> bool:
+    """Whether a verb of setting (:data:`_SET_VERB_RE`) comes before the name at
+    ``start``: right before it, or before at most two plain words ("Raise the staging
+    read_timeout_ms to 45000", usertest72 #3; not "Raise concerns about the X to N")."""
     verb_end = _skip_blank(text, start)
-    if text.endswith("the", 0, verb_end) and verb_end - 3 != _skip_blank(text, verb_end - 3):
-        verb_end = _skip_blank(text, verb_end - 3)
-    verb = text[max(0, verb_end - 16):verb_end].rsplit(None, 1)[-1:] if verb_end else []
-    return start if verb and _SET_VERB_RE.fullmatch(verb[0]) else None
+    for _ in range(3):
+        word = text[max(0, verb_end - 16):verb_end].rsplit(None, 1)[-1:] if verb_end else []
+        if not word:
+            return False
+        if _SET_VERB_RE.fullmatch(word[0]):
+            return True
+        if not _QUALIFIER_RE.fullmatch(word[0]) or _skip_blank(
+                text, verb_end - len(word[0])) == verb_end - len(word[0]):
+            return False  # not a plain word, or no blank before it
+        verb_end = _skip_blank(text, verb_end - len(word[0]))
+    return False
 
 
 def bind(text: str, found: list[Discriminator]) -> list[Discriminator]:

@@ -56,6 +56,21 @@ def _values(text: str, span_type: str = "prose") -> list[tuple[str, str, str]]:
     ("Migrate db01 to 1.2.3", [("version", "1.2.3", "1.2.3")]),  # not a verb of setting
     ("Move it onto 1.2.3", [("version", "1.2.3", "1.2.3")]),
     ("Deploy with ENV=prod", [("scope", "ENV=prod", "prod")]),
+    # a change "from A to B" binds B; one or two plain words may stand between the verb
+    # and the name (usertest72 #3: the user's "Raise the staging read_timeout_ms from
+    # 30000 to 45000" and the assistant's "read_timeout_ms = 45000" were two facts)
+    ("Raise the staging read_timeout_ms from 30000 to 45000.",
+     [("quantity", "read_timeout_ms from 30000 to 45000", "45000"),
+      ("quantity", "30000", "30000")]),
+    ("Moved lib2 from 1.2.0 to 1.3.1", [("version", "lib2 from 1.2.0 to 1.3.1", "1.3.1"),
+                                        ("version", "1.2.0", "1.2.0")]),
+    ("Raise the staging read_timeout_ms to 45000.",
+     [("quantity", "read_timeout_ms to 45000", "45000")]),
+    ("Raise concerns about the read_timeout_ms to 45000.",  # three words: no verb of it
+     [("quantity", "45000", "45000")]),
+    ("Go from 10 to 20.", [("quantity", "10", "10"), ("quantity", "20", "20")]),  # no name
+    ("Raise read_timeout_ms from the old 30000 to 45000",  # "from" then two words: none
+     [("quantity", "30000", "30000"), ("quantity", "45000", "45000")]),
 ])
 def test_a_value_s_text_runs_from_the_name_it_is_bound_to(
         text: str, want: list[tuple[str, str, str]]) -> None:
@@ -66,6 +81,7 @@ def test_a_value_s_text_runs_from_the_name_it_is_bound_to(
     ("lib2==1.2.0", "lib2"), ("lib2 >= 2.0", "lib2"), ("read_timeout_ms=45000", "read_timeout_ms"),
     ("timeout_ms: 45000", "timeout_ms"), ('"port": 8080', "port"), ("'n' = 12", "n"),
     ("lib2 to 1.2.0", "lib2"), ("ENV=prod", "env"), ("1.2.0", None), ("v4.2.1", None),
+    ("read_timeout_ms from 30000 to 45000", "read_timeout_ms"),
     ("45000 ms", None), ("==1.2.0", None), ("us-east-1", None)])
 def test_the_bound_name_is_read_from_the_text(text: str, name: str | None) -> None:
     d = Discriminator(Kind.VERSION, text, "x", 0, len(text))
@@ -385,3 +401,17 @@ def test_a_fact_folded_in_the_round_it_is_stated_is_lost_there(write_log: LogWri
     # none of pool_size's facts is in the debt before round 2
     assert report.series["discriminators_seen"].to_list() == [3, 3, 5]
     assert report.series["recall_debt"].to_list() == [0, 3, 4]
+
+
+def test_a_change_from_a_value_keys_its_fact_as_the_assignment_does() -> None:
+    """The analysis's fact key (Polars, :data:`BOUND_TEXT`) of "X from A to B" is the
+    key of "X = B": one fact, whichever span states it."""
+    import polars as pl
+
+    from compaction_audit.recall.factkeys import fact_key
+
+    texts = ["read_timeout_ms from 30000 to 45000", "read_timeout_ms = 45000", "45000"]
+    keys = pl.DataFrame({"kind": ["quantity"] * 3, "norm": ["45000"] * 3, "text": texts}
+                        ).select(fact_key(pl.col("kind"), pl.col("norm"), pl.col("text")))
+    assert keys.to_series().to_list() == ["quantity:45000@read_timeout_ms"] * 2 + [
+        "quantity:45000"]

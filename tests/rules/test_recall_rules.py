@@ -60,12 +60,12 @@ def test_timeout_chain_loses_number_at_leaf_and_scope_at_mid_tier(
         ("silent-discriminating-fold", 2, "M1", "warning"),
         ("recall-floor", 2, None, "warning"),
     ]
-    assert lost_of(report, "L1") == [("identifier", "read_timeout_ms"),
-                                     ("quantity", "30000"), ("quantity", "45000")]
+    assert lost_of(report, "L1") == [("identifier", "read_timeout_ms"), ("quantity", "30000"),
+                                     ("quantity", "read_timeout_ms from 30000 to 45000")]
     assert lost_of(report, "M1") == [("scope", "staging")]
     lost = {d["text"]: (d["cause"], d["fold"], d["lost_round"])
             for d in report.extra["lost_discriminators"]}
-    assert lost["45000"] == ("fold", "L1", 1)
+    assert lost["read_timeout_ms from 30000 to 45000"] == ("fold", "L1", 1)
     assert lost["staging"] == ("fold", "M1", 2)
     assert [r["round"] for r in report.extra["folded_rounds"]] == [1, 2]
     debt = report.series.select("discriminators_seen", "recall_debt", "recall_debt_fold",
