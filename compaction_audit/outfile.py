@@ -17,7 +17,10 @@ Every command that writes ``-o`` goes through :func:`output_target`:
   its bytes are copied into the file in place;
 - anything else (a character or block device such as ``/dev/null``, a FIFO, a socket,
   and paths under ``/dev`` or ``/proc`` such as ``/dev/stdout``) is written through, by
-  opening it for writing: the node is never replaced by a regular file;
+  opening it for appending (:func:`open_output`): the node is never replaced by a
+  regular file, and a regular file a shell redirected a stream to (``-o /dev/stdout >>
+  log``) is not truncated (adv140 #1: ``>> "$GITHUB_STEP_SUMMARY"`` lost what earlier
+  steps wrote);
 - a directory is a usage error.
 
 An existing regular file the user may not write (:func:`os.access`) is refused before
@@ -41,6 +44,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import IO
 
 from compaction_audit.errors import UsageError
 from compaction_audit.runtime.streams import fd_stat, stderr_to_stdout
@@ -240,6 +244,15 @@ def writes_through(output: str) -> bool:
         return True
     st = _stat(output)
     return st is not None and not stat.S_ISREG(st.st_mode)
+
+
+def open_output(path: str) -> IO[bytes]:
+    """``path`` (what :func:`output_target` yields) opened for writing bytes: a file
+    written through (:func:`writes_through`) for appending, which truncates nothing
+    (``/dev/stdout`` of a shell's ``>> log`` is the file ``log``; a shell's ``> log``
+    truncated it already), a temporary file or a new one from its start.  Raises
+    :class:`OSError` as :func:`open` does."""
+    return open(path, "ab" if writes_through(path) else "wb")
 
 
 def _refuse_loop(output: str) -> None:

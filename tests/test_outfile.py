@@ -436,3 +436,27 @@ def test_an_output_named_as_a_folder_is_refused(
                              "a file to write\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.json", "t.jsonl"]
     assert (tmp_path / "keep.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize(("command", "device"), [
+    (["audit", "{t}", "-q"], "/dev/stdout"), (["audit", "{t}", "-f", "markdown"], "/dev/stdout"),
+    (["audit", "{t}", "-f", "json"], "/dev/stderr"), (["convert", "{t}"], "/dev/stdout")])
+def test_a_stream_redirected_to_a_file_is_appended_to(
+        tmp_path: Path, command: list[str], device: str) -> None:
+    """adv140 #1: ``-o /dev/stdout >> log`` opened the file ``log`` for writing, which
+    truncated it: ``audit -f markdown -o /dev/stdout >> "$GITHUB_STEP_SUMMARY"`` erased
+    what earlier steps wrote.  A file written through is opened for appending."""
+    import subprocess
+    import sys
+
+    trace = dump(drift_records(), tmp_path / "t.jsonl")
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"an earlier step\n")
+    args = [a.replace("{t}", str(trace)) for a in command]
+    with log.open("ab") as sink:
+        stream = {"stdout": sink} if device == "/dev/stdout" else {"stderr": sink}
+        subprocess.run([sys.executable, "-m", "compaction_audit", *args, "-o", device],
+                       check=False, timeout=300, **stream)
+    written = log.read_bytes()
+    assert written.startswith(b"an earlier step\n")
+    assert len(written) > len(b"an earlier step\n") + 20

@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 
 from compaction_audit.errors import AuditError
-from compaction_audit.outfile import output_target
+from compaction_audit.outfile import open_output, output_target
 from compaction_audit.report.safe import TEXT, Escapes, neutralize, neutralize_bytes, printable
 
 
@@ -215,7 +215,7 @@ def output_console(output: Path | None, inputs: Iterable[str] = ()) -> Iterator[
                               emoji=False)
             yield console
             console.file.flush()
-            with open(path, "wb") as fh:
+            with open_output(path) as fh:
                 fh.write(compressed(str(output), text.getvalue().encode("utf-8")))
     except AuditError as exc:
         fail(str(exc))
@@ -276,7 +276,7 @@ def write_bytes(data: bytes, output: Path | None, escapes: Escapes = TEXT,
             sys.stdout.flush()
         return
     try:
-        with output_target(str(output), inputs) as path, open(path, "wb") as fh:
+        with output_target(str(output), inputs) as path, open_output(path) as fh:
             fh.write(compressed(str(output), data))
     except AuditError as exc:
         fail(str(exc))

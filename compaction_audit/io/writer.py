@@ -30,6 +30,7 @@ import zstandard
 from compaction_audit.errors import LogError
 from compaction_audit.io.native import SessionBuilder
 from compaction_audit.model import SCHEMA_ID
+from compaction_audit.outfile import open_output
 from compaction_audit.report.safe import safe_json
 
 __all__ = ["LogWriter", "Span", "Summary", "write_log"]
@@ -97,7 +98,7 @@ def _open(target: Target) -> tuple[_Sink, str, bool]:
         return sys.stdout.buffer, name, False
     lower = name.lower()  # R.JSONL.GZ too, as the report writers (adv68 #4)
     try:
-        raw = open(name, "wb")  # noqa: SIM115 (closed by LogWriter.close)
+        raw = open_output(name)  # closed by LogWriter.close
     except OSError as exc:
         raise LogError(name, 0, f"cannot open for writing: {exc.strerror or exc}") from None
     if lower.endswith(".gz"):
