@@ -69,8 +69,9 @@ def rules_command(
     console = console_for()
     console.print(Text(f"{doc.code} {doc.name}", style="bold"))
     console.print(Trimmed(Text(doc.summary)))  # the line the list and README give it
-    console.print(hanging(f"default severity: {doc.severities()}    family: {doc.family}    "
-                          f"judges: {doc.judges}    settings: {settings}", indent=18))
+    console.print(hanging(f"default severity: {doc.severities()}", indent=18))
+    console.print(Text(f"family: {doc.family}    judges: {doc.judges}    "  # its own line:
+                       f"settings: {settings}"))  # not glued to a long severity (usertest72)
     for title, body in doc_parts(doc):
         console.print()
         console.print(Text(title, style="bold"))
