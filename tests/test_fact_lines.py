@@ -195,3 +195,29 @@ def test_a_value_named_above_twice_is_not_counted_again() -> None:
     for part in tier_counts(items, len(listed(items, False)), False):
         console.print(part)
     assert console.export_text() == "  2 more that matter, within the clauses above: prod\n"
+
+
+def test_markdown_names_a_clause_s_values_under_its_list_as_the_text_does() -> None:
+    # usertest72: the Markdown report listed prod, --force and migration 0047 as three
+    # more facts under the rule that states them, where the text report names them
+    from types import SimpleNamespace
+
+    from compaction_audit.report.markdown import lost_lines
+
+    def item(tier: int, kind: str, text: str, span: str = "u1") -> dict[str, Any]:
+        return {"tier": tier, "tier_name": "typed by a person", "kind": kind, "text": text,
+                "span": span, "span_line": 3, "source": "user"}
+
+    lost = [item(2, "negation", "do NOT run the prod migration 0047 with --force"),
+            item(2, "scope", "prod"), item(2, "identifier", "--force"),
+            item(2, "identifier", "migration 0047"), item(2, "quantity", "45000", "u2")]
+    report = SimpleNamespace(compactions=[{"round": 2, "line": 16, "lost": lost}])
+    lines = lost_lines(report)  # type: ignore[arg-type]
+    assert [x for x in lines if x.startswith("- ")] == [
+        "- typed by a person: negation `do NOT run the prod migration 0047 with --force` "
+        "(user, line 3)",
+        "- typed by a person: quantity `45000` (user, line 3)",
+        "- 3 more that matter, within the clauses above: `prod`, `--force`, "
+        "`migration 0047`"]
+    every = [x for x in lost_lines(report, show_all=True) if x.startswith("- ")]  # type: ignore[arg-type]
+    assert len(every) == 5 and not any("within the clauses" in x for x in every)

@@ -102,3 +102,42 @@ def compaction_sizes(c: dict[str, Any]) -> str:
         # folded": the estimates are on another scale than the product's count
         quotient = f"{quotient[:-1]}; {SCALE_NOTE})"
     return f"{context}; {summary}{',' if quotient == 'ratio unknown' else ''} {quotient}"
+
+
+def split_lost(items: list[dict[str, Any]], limit: int
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """(listed, named above, left out above) of a compaction's lost items in tier
+    order: the first ``limit`` of the top tiers, less each value or identifier whose
+    text a clause of the same span listed above states (ux7: "do NOT run the prod
+    migration 0047 with --force" says ``prod``, ``--force`` and ``migration 0047``); the
+    values left out so (each text once), and how many items that left out (those past
+    ``limit`` are neither).  What the text and Markdown reports list
+    (:func:`~compaction_audit.report.terminal_lost.listed`)."""
+    from compaction_audit.recall.ranking import LOW_TIERS, VALUE_KINDS
+    from compaction_audit.recall.wholetoken import states
+
+    out: list[dict[str, Any]] = []
+    above: list[dict[str, Any]] = []
+    left = 0
+    clauses: dict[tuple[Any, ...], list[str]] = {}  # span -> its listed clauses, lowercased
+    for d in items:
+        if d.get("tier") in LOW_TIERS:
+            continue
+        where = (d.get("span"), d.get("span_line"), d.get("span_file"))
+        text = str(d.get("text") or "").casefold()
+        if d.get("kind") in VALUE_KINDS:
+            if text and any(states(clause, text) for clause in clauses.get(where, ())):
+                left += 1
+                if all(str(a.get("text") or "").casefold() != text for a in above):
+                    above.append(d)  # each value once
+                continue
+        else:
+            clauses.setdefault(where, []).append(text)
+        if len(out) == limit:
+            break
+        out.append(d)
+    return out, above, left
+
+
+NAMED_ABOVE = 5
+"""Values named on the "N more that matter, within the clauses above" line at most."""

@@ -15,7 +15,12 @@ import re
 
 from compaction_audit.recall.ranking import LOW_TIERS
 from compaction_audit.report.advice import episode_advice
-from compaction_audit.report.compaction_text import lost_suppressed, low_tiers_phrase
+from compaction_audit.report.compaction_text import (
+    NAMED_ABOVE,
+    lost_suppressed,
+    low_tiers_phrase,
+    split_lost,
+)
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import total_phrases
 from compaction_audit.report.lines import asked_where, fact_line, line_at
@@ -142,7 +147,10 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
         if not lost and not hidden:
             continue
         top = [d for d in lost if d.get("tier") not in LOW_TIERS]
-        shown = lost if show_all else top[:LOST_ROWS]
+        # as the text report: a clause's own values are named under the list, not
+        # listed again (usertest72: "prod", "--force" and "migration 0047" were three
+        # more lines after "do NOT run the prod migration 0047 with --force")
+        shown, above, left = (lost, [], 0) if show_all else split_lost(lost, LOST_ROWS)
         said = f"{len(lost) + hidden} fact(s)"
         if not lost:  # every one suppressed
             said += md(", all suppressed by [[suppress]]")
@@ -168,8 +176,13 @@ def lost_lines(s: SessionReport, show_all: bool = False) -> list[str]:
             out.append(f"- {md(tier)}: {kind}"
                        f"{_code(d['text'])} ({md(d.get('source') or '?')}{where}{again})")
         if not show_all:
-            if len(top) > len(shown):
-                out.append(rf"- {len(top) - len(shown)} more (\-\-all)")
+            if above:
+                named = ", ".join(_code(d["text"]) for d in above[:NAMED_ABOVE])
+                more = f" and {len(above) - NAMED_ABOVE} more" if len(above) > NAMED_ABOVE else ""
+                out.append(f"- {left} more that matter{'s' if left == 1 else ''}, within the "
+                           f"clauses above: {named}{more}")
+            if len(top) > len(shown) + left:
+                out.append(rf"- {len(top) - len(shown) - left} more (\-\-all)")
             low = low_tiers_phrase(lost)
             if low:
                 out.append(rf"- not listed: {md(low)} (\-\-all lists them)")

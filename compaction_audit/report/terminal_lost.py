@@ -15,13 +15,14 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
-from compaction_audit.recall.ranking import LOW_TIERS, VALUE_KINDS
-from compaction_audit.recall.wholetoken import states
+from compaction_audit.recall.ranking import LOW_TIERS
 from compaction_audit.report.compaction_text import (
+    NAMED_ABOVE,
     compaction_kind,
     compaction_sizes,
     lost_phrase,
     low_tiers_phrase,
+    split_lost,
 )
 from compaction_audit.report.lines import asked_where, fact_line, line_at
 from compaction_audit.report.model import SessionReport
@@ -51,39 +52,7 @@ def listed(items: list[dict[str, Any]], show_all: bool, limit: int = LIST_LIMIT
     migration 0047 with --force" says ``prod``, ``--force`` and ``migration 0047``,
     which were three more lines of the first screen (ux7).  :func:`tier_counts` names
     them under the list, and ``--all`` lists every item."""
-    return items if show_all else _split(items, limit)[0]
-
-
-def _split(items: list[dict[str, Any]], limit: int
-           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    """(listed, named above, left out above): :func:`listed`'s items, the top-tier
-    values it left out because a clause listed above states them (each text once) and
-    how many items that left out (those past ``limit`` are neither)."""
-    out: list[dict[str, Any]] = []
-    above: list[dict[str, Any]] = []
-    left = 0
-    clauses: dict[tuple[Any, ...], list[str]] = {}  # span -> its listed clauses, lowercased
-    for d in items:
-        if d.get("tier") in LOW_TIERS:
-            continue
-        where = (d.get("span"), d.get("span_line"), d.get("span_file"))
-        text = str(d.get("text") or "").casefold()
-        if d.get("kind") in VALUE_KINDS:
-            if text and any(states(clause, text) for clause in clauses.get(where, ())):
-                left += 1
-                if all(str(a.get("text") or "").casefold() != text for a in above):
-                    above.append(d)  # each value once
-                continue
-        else:
-            clauses.setdefault(where, []).append(text)
-        if len(out) == limit:
-            break
-        out.append(d)
-    return out, above, left
-
-
-NAMED_ABOVE = 5
-"""Values named on the "N more that matter, within the clauses above" line at most."""
+    return items if show_all else split_lost(items, limit)[0]
 
 
 def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
@@ -95,7 +64,7 @@ def tier_counts(items: list[dict[str, Any]], shown: int, show_all: bool,
     out: list[RenderableType] = []
     if show_all:
         return out
-    _, above, left = _split(items, limit)
+    _, above, left = split_lost(items, limit)
     if above:
         names: list[str | Text] = []
         for d in above[:NAMED_ABOVE]:
