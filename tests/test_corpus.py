@@ -110,3 +110,6 @@ def test_codex_local_compaction_losses() -> None:
     again = {d["text"]: d["asked_again"] for d in lost}
     assert again["read_timeout_ms"] is True
     assert again["read_timeout_ms from 30000 to 45000"] is True
+    # the verdict names the answer from the summary (usertest72)
+    assert report_of("codex/synthetic-local-compaction.jsonl").compaction_loss() == (
+        "1 compaction lost 9 fact(s), 8 that matter, 2 answered from the summary (line 22)")

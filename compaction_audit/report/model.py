@@ -20,7 +20,7 @@ from compaction_audit.errors import LogError
 from compaction_audit.limits import Limit
 from compaction_audit.model import SessionHeader
 from compaction_audit.report.compaction_text import lost_suppressed
-from compaction_audit.report.lines import line_at
+from compaction_audit.report.lines import fact_line, line_at
 from compaction_audit.report.safe import printable
 from compaction_audit.rules.base import RULES, Finding, Severity
 from compaction_audit.settings import Settings
@@ -483,7 +483,28 @@ class SessionReport:
         n = len(checked)
         return (f"{n} compaction{'s' if n > 1 else ''} lost {len(lost) + hidden} fact(s)"
                 + (f", {matter} that matter{'s' if matter == 1 else ''}" if lost else "")
+                + _answered(lost)
                 + (f", {hidden} suppressed by [[suppress]]" if hidden else ""))
+
+
+ANSWER_LINES = 3
+"""Lines of answers from the summary the verdict names at most."""
+
+
+def _answered(lost: list[dict[str, Any]]) -> str:
+    """", 2 answered from the summary (line 22)": the lost facts a person asked for
+    again that the assistant then answered without reading them again (an answer from
+    the summary: the harm the loss did), with the lines of those answers (at most
+    :data:`ANSWER_LINES`); "" for none (usertest72: the line that matters most was
+    under the list, the verdict counted it with the trivia)."""
+    answers = [d for d in lost if d.get("answered_line") is not None]
+    if not answers:
+        return ""
+    lines = list(dict.fromkeys(fact_line(d["answered_line"], d.get("answered_file"))
+                               for d in answers))
+    more = len(lines) - ANSWER_LINES
+    said = ", ".join(lines[:ANSWER_LINES]) + (f" and {more} more" if more > 0 else "")
+    return f", {len(answers)} answered from the summary ({said})"
 
 
 def fails(worst: Severity | None, fail_on: str) -> bool:
