@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from compaction_audit.report.model import ANSWER_LINES, _answered
+from compaction_audit.report.model import ANSWER_LINES, answered_phrase
 
 
 def fact(answered: int | None, where: str | None = None) -> dict[str, Any]:
@@ -27,4 +27,4 @@ def fact(answered: int | None, where: str | None = None) -> dict[str, Any]:
 ])
 def test_the_answers_from_the_summary(lost: list[dict[str, Any]], said: str) -> None:
     assert ANSWER_LINES == 3
-    assert _answered(lost) == said
+    assert answered_phrase(lost) == said

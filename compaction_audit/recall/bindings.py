@@ -121,6 +121,7 @@ def _binding_start(text: str, d: Discriminator) -> int | None:
 _FROM_VALUE_RE = re.compile(r"[ \t]from[ \t]+[^ \t]*\d[^ \t]*$")
 """The old value of "<name> from <value> to <value>", which ends the look-back."""
 _QUALIFIER_RE = re.compile(r"[A-Za-z]+")
+"""A plain word that may stand between a verb of setting and its name ("the", "staging")."""
 
 
 def _set_verb_before(text: str, start: int) -> bool:

@@ -483,7 +483,7 @@ class SessionReport:
         n = len(checked)
         return (f"{n} compaction{'s' if n > 1 else ''} lost {len(lost) + hidden} fact(s)"
                 + (f", {matter} that matter{'s' if matter == 1 else ''}" if lost else "")
-                + _answered(lost)
+                + answered_phrase(lost)
                 + (f", {hidden} suppressed by [[suppress]]" if hidden else ""))
 
 
@@ -491,7 +491,7 @@ ANSWER_LINES = 3
 """Lines of answers from the summary the verdict names at most."""
 
 
-def _answered(lost: list[dict[str, Any]]) -> str:
+def answered_phrase(lost: list[dict[str, Any]]) -> str:
     """", 2 answered from the summary (line 22)": the lost facts a person asked for
     again that the assistant then answered without reading them again (an answer from
     the summary: the harm the loss did), with the lines of those answers (at most
