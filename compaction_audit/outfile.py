@@ -17,10 +17,11 @@ Every command that writes ``-o`` goes through :func:`output_target`:
   its bytes are copied into the file in place;
 - anything else (a character or block device such as ``/dev/null``, a FIFO, a socket,
   and paths under ``/dev`` or ``/proc`` such as ``/dev/stdout``) is written through, by
-  opening it for appending (:func:`open_output`): the node is never replaced by a
-  regular file, and a regular file a shell redirected a stream to (``-o /dev/stdout >>
-  log``) is not truncated (adv140 #1: ``>> "$GITHUB_STEP_SUMMARY"`` lost what earlier
-  steps wrote);
+  opening it for writing: the node is never replaced by a regular file; a stream's
+  name (``/dev/stdout``, ``/proc/self/fd/1``, or a symbolic link to one) is written
+  through the descriptor it names (:func:`open_output`), so a report goes where the
+  shell sent the stream, as ``-o -`` does (adv140 #1: opened again, ``-o /dev/stdout
+  >> "$GITHUB_STEP_SUMMARY"`` truncated what earlier steps wrote);
 - a directory is a usage error.
 
 An existing regular file the user may not write (:func:`os.access`) is refused before
@@ -36,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import signal
 import stat
@@ -238,21 +240,61 @@ def refuse_same_stderr(inputs: Iterable[str], source: str | None = None) -> None
 
 def writes_through(output: str) -> bool:
     """True when ``output`` is written in place rather than replaced: it exists and is
-    not a regular file (device, FIFO, socket), or it lies under ``/dev`` or ``/proc``."""
+    not a regular file (device, FIFO, socket), it lies under ``/dev`` or ``/proc``, or
+    it is a symbolic link to a stream's name (:func:`stream_descriptor`)."""
     absolute = os.path.abspath(output)
     if absolute.startswith(_PSEUDO) or os.path.realpath(output).startswith(_PSEUDO):
+        return True
+    if stream_descriptor(output) is not None:
         return True
     st = _stat(output)
     return st is not None and not stat.S_ISREG(st.st_mode)
 
 
+_STREAM_RE = re.compile(r"/dev/(?:(?P<std>stdin|stdout|stderr)|fd/(?P<fd>\d+))"
+                        r"|/proc/(?P<pid>self|thread-self|\d+)(?:/task/\d+)?/fd/(?P<pfd>\d+)")
+"""A name of one of this process's open descriptors."""
+_STD = {"stdin": 0, "stdout": 1, "stderr": 2}
+_LINK_HOPS = 40
+"""Symbolic links followed at most to find a stream's name (the kernel's own limit)."""
+
+
+def stream_descriptor(output: str) -> int | None:
+    """The descriptor of this process that ``output`` names (``/dev/stdout``: 1,
+    ``/dev/fd/3``, ``/proc/self/fd/3``: 3), directly or through symbolic links; None for
+    any other path.  Written through that descriptor, a report goes where the shell
+    sent the stream, as ``-o -`` does: after what ``>>`` holds, at the offset of
+    ``1<>``, into the file ``>`` emptied (adv140 #1, adv141 #5, #7)."""
+    path = os.path.abspath(output)
+    for _ in range(_LINK_HOPS):
+        m = _STREAM_RE.fullmatch(path)
+        if m is not None:
+            if m["std"]:
+                return _STD[m["std"]]
+            if m["fd"]:
+                return int(m["fd"])
+            if m["pid"] in ("self", "thread-self") or int(m["pid"]) == os.getpid():
+                return int(m["pfd"])
+            return None  # another process's descriptor: a path like any other
+        try:
+            target = os.readlink(path)
+        except OSError:  # not a link (or gone): no stream's name
+            return None
+        path = os.path.normpath(os.path.join(os.path.dirname(path), target))
+    return None
+
+
 def open_output(path: str) -> IO[bytes]:
-    """``path`` (what :func:`output_target` yields) opened for writing bytes: a file
-    written through (:func:`writes_through`) for appending, which truncates nothing
-    (``/dev/stdout`` of a shell's ``>> log`` is the file ``log``; a shell's ``> log``
-    truncated it already), a temporary file or a new one from its start.  Raises
-    :class:`OSError` as :func:`open` does."""
-    return open(path, "ab" if writes_through(path) else "wb")
+    """``path`` (what :func:`output_target` yields) opened for writing bytes: a
+    stream's name (:func:`stream_descriptor`) as a duplicate of that descriptor, which
+    writes where and as the shell opened it (``-o /dev/stdout >> log`` appends, as
+    ``-o -`` does; opening the name again truncated ``log``: adv140 #1); any other
+    path from its start.  Raises :class:`OSError` as :func:`open` does (a closed
+    descriptor: ``EBADF``)."""
+    fd = stream_descriptor(path)
+    if fd is None:
+        return open(path, "wb")
+    return os.fdopen(os.dup(fd), "wb")
 
 
 def _refuse_loop(output: str) -> None:

@@ -460,3 +460,60 @@ def test_a_stream_redirected_to_a_file_is_appended_to(
     written = log.read_bytes()
     assert written.startswith(b"an earlier step\n")
     assert len(written) > len(b"an earlier step\n") + 20
+
+
+def test_a_regular_file_under_dev_is_written_anew_each_time(tmp_path: Path) -> None:
+    """adv141 #4: opened for appending, a report written twice to /dev/shm/r.json was
+    two JSON documents; only a stream's name is written through its descriptor."""
+    import json
+    import subprocess
+    import sys
+
+    if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no writable /dev/shm here")
+    trace = dump(drift_records(), tmp_path / "t.jsonl")
+    out = f"/dev/shm/compaction-audit-test-{os.getpid()}.json"
+    try:
+        for _ in range(2):
+            subprocess.run([sys.executable, "-m", "compaction_audit", "audit", str(trace),
+                            "-f", "json", "-o", out], check=False, timeout=300,
+                           capture_output=True)
+        assert json.loads(Path(out).read_bytes())["tool"]["name"] == "compaction-audit"
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+
+
+def test_a_link_to_a_stream_writes_where_the_shell_sent_it(tmp_path: Path) -> None:
+    """adv141 #7: a symbolic link to /dev/stdout resolved to the file behind it, which
+    the report then replaced; adv141 #5: at the offset of ``1<>``, as ``-o -``."""
+    import subprocess
+    import sys
+
+    from compaction_audit.outfile import stream_descriptor
+
+    trace = dump(drift_records(), tmp_path / "t.jsonl")
+    link = tmp_path / "out.txt"
+    link.symlink_to("/dev/stdout")
+    assert stream_descriptor(str(link)) == 1 and stream_descriptor("/proc/self/fd/2") == 2
+    assert stream_descriptor(str(trace)) is None
+    assert stream_descriptor(f"/proc/{os.getpid() + 1}/fd/1") is None  # not ours
+    acc = tmp_path / "acc.txt"
+    acc.write_bytes(b"an earlier step\n")
+    with acc.open("ab") as sink:
+        subprocess.run([sys.executable, "-m", "compaction_audit", "audit", str(trace), "-q",
+                        "-o", str(link)], check=False, timeout=300, stdout=sink)
+    assert link.is_symlink()
+    written = acc.read_bytes()
+    assert written.startswith(b"an earlier step\n") and written[16:20] in (b"WARN", b"FAIL")
+    rw = tmp_path / "rw.txt"
+    rw.write_bytes(b"x" * 200)
+    fd = os.open(rw, os.O_RDWR)  # the shell's 1<> rw.txt: no truncation, offset 0
+    try:
+        subprocess.run([sys.executable, "-m", "compaction_audit", "audit", str(trace), "-q",
+                        "-o", "/dev/stdout"], check=False, timeout=300, stdout=fd)
+    finally:
+        os.close(fd)
+    data = rw.read_bytes()
+    assert len(data) == 200 and data.rstrip(b"x").endswith(b"\n")
+    assert data[:4] in (b"WARN", b"FAIL", b"PASS")
