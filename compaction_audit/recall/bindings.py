@@ -121,7 +121,16 @@ def _binding_start(text: str, d: Discriminator) -> int | None:
 _FROM_VALUE_RE = re.compile(r"[ \t]from[ \t]+[^ \t]*\d[^ \t]*$")
 """The old value of "<name> from <value> to <value>", which ends the look-back."""
 _QUALIFIER_RE = re.compile(r"[A-Za-z]+")
-"""A plain word that may stand between a verb of setting and its name ("the", "staging")."""
+"""A plain word that may stand between a verb of setting and its name ("the", "staging"),
+unless it is one of :data:`_NOT_QUALIFIERS`."""
+_NOT_QUALIFIERS = frozenset({
+    "from", "in", "into", "with", "for", "of", "at", "on", "onto", "by", "about", "to",
+    "per", "via", "over", "under", "across", "through", "within", "without", "between",
+    "among", "after", "before", "during", "and", "or", "but", "it", "them", "this",
+    "that", "these", "those"})
+"""Words that end the look-back for a verb: a preposition opens another phrase ("Move
+traffic from blue_pool to 80%": blue_pool is where it comes from; "Increase revenue in
+Q3 from 10 to 20 percent"), a pronoun or conjunction another object (adv141 #2)."""
 
 
 def _set_verb_before(text: str, start: int) -> bool:
@@ -135,9 +144,9 @@ def _set_verb_before(text: str, start: int) -> bool:
             return False
         if _SET_VERB_RE.fullmatch(word[0]):
             return True
-        if not _QUALIFIER_RE.fullmatch(word[0]) or _skip_blank(
-                text, verb_end - len(word[0])) == verb_end - len(word[0]):
-            return False  # not a plain word, or no blank before it
+        if (not _QUALIFIER_RE.fullmatch(word[0]) or word[0].lower() in _NOT_QUALIFIERS
+                or _skip_blank(text, verb_end - len(word[0])) == verb_end - len(word[0])):
+            return False  # not a plain word (adv141 #2), or no blank before it
         verb_end = _skip_blank(text, verb_end - len(word[0]))
     return False
 

@@ -71,6 +71,12 @@ def _values(text: str, span_type: str = "prose") -> list[tuple[str, str, str]]:
     ("Go from 10 to 20.", [("quantity", "10", "10"), ("quantity", "20", "20")]),  # no name
     ("Raise read_timeout_ms from the old 30000 to 45000",  # "from" then two words: none
      [("quantity", "30000", "30000"), ("quantity", "45000", "45000")]),
+    # a preposition, pronoun or conjunction is no word between the verb and its name:
+    # the name after it is another phrase's (adv141 #2)
+    ("Move traffic from blue_pool to 80%", [("quantity", "80%", "80 %")]),
+    ("Increase revenue in Q3 from 10 to 20 percent",
+     [("quantity", "10", "10"), ("quantity", "20 percent", "20 %")]),
+    ("Raise it with team_a to 20 people", [("quantity", "20", "20")]),
 ])
 def test_a_value_s_text_runs_from_the_name_it_is_bound_to(
         text: str, want: list[tuple[str, str, str]]) -> None:
@@ -415,3 +421,16 @@ def test_a_change_from_a_value_keys_its_fact_as_the_assignment_does() -> None:
                         ).select(fact_key(pl.col("kind"), pl.col("norm"), pl.col("text")))
     assert keys.to_series().to_list() == ["quantity:45000@read_timeout_ms"] * 2 + [
         "quantity:45000"]
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    ("read_timeout_ms was 30000; raised to 45000.", True),  # adv141 #1: the old value
+    ("read_timeout_ms = 30000 before, now 45000", True),  # bound, the new one said
+    ("read_timeout_ms stays at 30000.", False),  # only the old value: the change is lost
+    ("read_timeout_ms was raised to 50000.", False),  # another value
+])
+def test_a_change_is_kept_by_a_summary_that_binds_its_old_value(summary: str,
+                                                                kept: bool) -> None:
+    [d] = [x for x in extract("Raise the staging read_timeout_ms from 30000 to 45000.")
+           if x.kind is Kind.QUANTITY and x.norm == "45000"]
+    assert survives(d, summary) is kept

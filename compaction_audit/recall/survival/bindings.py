@@ -195,11 +195,28 @@ def bound_kept(d: Discriminator, name: str, bindings: Bindings) -> bool | None:
     """Whether the summary whose :func:`summary_bindings` are ``bindings`` keeps ``d``,
     a value the child binds to ``name``: True when it binds ``name`` to the same value,
     False when it binds ``name`` only to other values of ``d``'s kind, None when it
-    binds ``name`` to none (the rule for a value alone decides)."""
-    held = [t for t in bindings.get(name, ()) if t.kind is d.kind]
+    binds ``name`` to none (the rule for a value alone decides).  The old value of a
+    change ("read_timeout_ms from 30000 to 45000") is none of those others: a summary
+    that says "read_timeout_ms was 30000; raised to 45000" states the change (adv141
+    #1)."""
+    old = _old_values(d)
+    held = [t for t in bindings.get(name, ()) if t.kind is d.kind
+            and not any(_same_value(o, t) for o in old)]
     if not held:
         return None
     return any(_same_value(d, t) for t in held)
+
+
+_FROM_RE = re.compile(r"(?i)[ \t]from[ \t]+(\S+)[ \t]+to[ \t]")
+
+
+def _old_values(d: Discriminator) -> list[Discriminator]:
+    """The old value a bound change states, of ``d``'s kind (``30000`` of
+    ``read_timeout_ms from 30000 to 45000``); none for any other binding."""
+    m = _FROM_RE.search(d.text)
+    if m is None:
+        return []
+    return [t for t in value_tokens(m[1])[1] if t.kind is d.kind]
 
 
 def bound_elsewhere(d: Discriminator, name: str, summary: str) -> bool:
