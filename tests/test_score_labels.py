@@ -149,14 +149,19 @@ def test_readme_says_the_rank_of_the_reworded_kept_fact() -> None:
     from compaction_audit.api import audit
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    said = re.search(r'"persisting durable transcript message references" is listed at '
-                     r"rank (\d+)", readme.replace("\n", " "))
+    said = re.search(r'rank (\d+), "Keep project-review "ongoing" semantics .*?; rank (\d+), '
+                     r'"persisting durable transcript message references"',
+                     " ".join(readme.split()))
     assert said is not None
     [c] = audit(str(CORPUS / "claude-code" / "spotter-auto-compact.jsonl")).compactions
     texts = [d["text"] for d in c["lost"]]
-    rank = 1 + next(i for i, t in enumerate(texts)
-                    if t.startswith("Store transcript message references as first-class"))
-    assert int(said.group(1)) == rank
+
+    def rank(start: str) -> int:
+        return 1 + next(i for i, t in enumerate(texts) if t.startswith(start))
+
+    # usertest72 #4: a kept fact on the first screen, which the README now names too
+    assert int(said.group(1)) == rank('Keep project-review "ongoing" semantics')
+    assert int(said.group(2)) == rank("Store transcript message references as first-class")
 
 
 def test_an_item_matches_without_list_marker_or_by_containment() -> None:
