@@ -64,25 +64,28 @@ __all__ = ["CLAUSE_KINDS", "KIND_RANK", "QUANTITY_UNITS", "SCOPE_CANON", "Discri
 # --------------------------------------------------------------------- token kinds
 _SPACED_UNITS = (r"ms|msecs?|milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?"
                  r"|wks?|weeks?|µs|μs|ns|bytes?|[kmgtp]i?b|percent|pct|%|tokens?|rps|qps"
-                 r"|[kmg]?hz|px|rem|s")
+                 r"|[kmg]?hz|pixels?|s")
 _UNIT_CANON = {"msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds": "ms",
                "sec": "s", "secs": "s", "second": "s", "seconds": "s", "m": "min",
                "mins": "min", "minute": "min", "minutes": "min", "hr": "h", "hrs": "h",
                "hour": "h", "hours": "h", "day": "d", "days": "d", "wk": "week",
                "wks": "week", "weeks": "week", "µs": "us", "μs": "us", "byte": "b",
-               "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M"}
-_GLUED_UNITS = r"em|vh|vw|pt"
-"""CSS lengths read only glued to their number ("1.5em", "12pt"; "10 em dashes" is no
-length), beside ``px`` and ``rem`` of :data:`_SPACED_UNITS` (usertest72 #5: "20px" and
-"(12px)" in the assistant's prose were no fact); in prose only (:data:`_CSS_LENGTHS`)."""
-_CSS_LENGTHS = frozenset({"px", "rem", "em", "vh", "vw", "pt"})
+               "bytes": "b", "percent": "%", "pct": "%", "token": "tokens", "M": "M",
+               "pixel": "px", "pixels": "px"}
+_GLUED_UNITS = r"px|rem|em|vh|vw"
+"""CSS lengths, in lower case and glued to their number ("20px", "0.75rem", "1.5em";
+``px`` also after a space, and "12 pixels" is ``12 px``): usertest72 #5, "20px" and
+"(12px)" in the assistant's prose were no fact; not "4 REM cycles", "10 em dashes" or
+"pt", which is also a point of a story or Pacific time (adv141 #3).  In prose only
+(:data:`_CSS_LENGTHS`)."""
+_CSS_LENGTHS = frozenset({"px", "rem", "em", "vh", "vw"})
 """The CSS length units: facts in prose only (:func:`_values_only`)."""
 QUANTITY_UNITS = f"{_SPACED_UNITS}|{_GLUED_UNITS}"
 """The units a quantity token spells (a regular-expression alternation, also valid in
 Polars' engine)."""
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_QUANTITY_UNIT = (rf"(?:(?P<unit>(?i:{_SPACED_UNITS}|{_GLUED_UNITS}|us)|[smhdxkKM])"
-                  rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})))")
+_QUANTITY_UNIT = (rf"(?:(?P<unit>(?i:{_SPACED_UNITS}|us)|{_GLUED_UNITS}|[smhdxkKM])"
+                  rf"|\s(?P<sunit>(?i:{_SPACED_UNITS})|px))")
 _QUANTITY = rf"(?<![\w.,]){_NUM}{_QUANTITY_UNIT}?(?!\w)"
 """A quantity token: a number, then a unit glued or after one space (a one-letter
 unit of ``[smhdxkKM]`` glued only, its case told: "5M" is a count, "5m" minutes)."""
