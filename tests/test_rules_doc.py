@@ -111,10 +111,12 @@ def test_unknown_rule_is_a_usage_error() -> None:
 
 def test_a_rule_s_family_is_a_line_of_its_own() -> None:
     """usertest72: the family, what it judges and its settings followed a long severity
-    on its last wrapped line ("...stopped at its limit    family: recall")."""
+    on its last wrapped line ("...stopped at its limit    family: recall"); adv141 #6:
+    the settings wrapped to column 0, or "settings:" ended a line alone."""
     lines = run("rules", "CA301").stdout.splitlines()
     assert lines[2].startswith("default severity: error; a warning where")
-    assert "family" not in " ".join(lines[2:lines.index("family: recall    judges: folds    "
-                                                        "settings: none")])
-    assert "family: provenance    judges: logged    settings: logged_tolerance=0.01" in run(
-        "rules", "CA203").stdout.splitlines()
+    at = lines.index("family: recall    judges: folds")
+    assert "family" not in " ".join(lines[2:at]) and lines[at + 1] == "settings: none"
+    lines = run("rules", "CA203").stdout.splitlines()
+    at = lines.index("family: provenance    judges: logged")
+    assert lines[at + 1] == "settings: logged_tolerance=0.01"

@@ -70,8 +70,10 @@ def rules_command(
     console.print(Text(f"{doc.code} {doc.name}", style="bold"))
     console.print(Trimmed(Text(doc.summary)))  # the line the list and README give it
     console.print(hanging(f"default severity: {doc.severities()}", indent=18))
-    console.print(Text(f"family: {doc.family}    judges: {doc.judges}    "  # its own line:
-                       f"settings: {settings}"))  # not glued to a long severity (usertest72)
+    # its own line, not glued to a long severity (usertest72), wrapped under its indent
+    # (adv141 #6: "sustain=1" at column 0)
+    console.print(hanging(f"family: {doc.family}    judges: {doc.judges}", indent=8))
+    console.print(hanging(f"settings: {settings}", indent=10))
     for title, body in doc_parts(doc):
         console.print()
         console.print(Text(title, style="bold"))
