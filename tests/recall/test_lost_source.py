@@ -90,3 +90,12 @@ def test_prose_of_the_folds_own_round_is_no_source(write_log: LogWriter) -> None
     lost = [d for d in audit(str(write_log(log))).extra["lost_discriminators"]
             if d["text"] == "config/staging.toml"]
     assert [(d["span"], d["span_type"]) for d in lost] == [("t1", "tool_output")]
+
+
+def test_prose_a_fold_drops_in_its_own_round_is_its_source(write_log: LogWriter) -> None:
+    """adv141 #8: a prose child of the fold's own round stated it before the fold."""
+    log = [rnd(0, spans=[GREP]),
+           rnd(1, spans=[EDITED], summaries=[{**FOLD, "children": ["t1", "a2"]}],
+               evicted=["t1", "a2"])]
+    path = _path(write_log, log)
+    assert (path["span"], path["span_type"]) == ("a2", "prose")

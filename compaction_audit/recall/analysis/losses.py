@@ -182,17 +182,22 @@ def _lost_rows(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
     # "Deploy pinned to v4.2.1", ranked as the assistant's other prose); prose or a
     # document before code or tool output (usertest72 #6: the file a grep listed and
     # the assistant then said it edited ranked as tool output, off the first screen;
-    # not a span of the fold's own round: it came after the fold, a re-read)
+    # a span of the fold's own round only as a child a fold dropped it from: any other
+    # came after the fold, a re-read; adv141 #8)
     typed = (person_source(pl.col("source")) & (pl.col("stype") != "harness")
              & (pl.col("born") <= pl.col("start")))
-    worded = pl.col("stype").is_in(STATING_TYPES) & (pl.col("born") < pl.col("start"))
+    worded = pl.col("stype").is_in(STATING_TYPES) & (
+        (pl.col("born") < pl.col("start")) | pl.col("_dropped").fill_null(False))
+    dropped_from = drops.lazy().select("key", pl.col("child").alias("id"),
+                                       pl.lit(True).alias("_dropped")).unique()
     source = (occ.lazy().filter(~pl.col("asked")).drop("negated", "asked")
               .rename({"line": "text_line"}).join(spans, on="id")
               .join(placed.select("id", "_pos"), on="id")
               .join(first.select("key", "start"), on="key")
+              .join(dropped_from, on=["key", "id"], how="left")
               .sort(typed.fill_null(False), worded.fill_null(False), "born", "source_line",
                     "_pos", descending=[True, True, False, False, False], maintain_order=True)
-              .group_by("key", maintain_order=True).first().drop("start", "_pos"))
+              .group_by("key", maintain_order=True).first().drop("start", "_pos", "_dropped"))
     fold_at = (first.select("key", "start").join(drops.lazy(), on="key")
                .filter(pl.col("ri") <= pl.col("start")).sort("ri", descending=True)
                .group_by("key", maintain_order=True).first()
