@@ -208,6 +208,8 @@ def bound_kept(d: Discriminator, name: str, bindings: Bindings) -> bool | None:
 
 
 _FROM_RE = re.compile(r"(?i)[ \t]from[ \t]+(\S+)[ \t]+to[ \t]")
+"""The old value (group 1) in a bound change's text, as the binder writes it
+(:data:`compaction_audit.recall.bindings.BOUND_TEXT`: ``NAME from OLD to NEW``)."""
 
 
 def _old_values(d: Discriminator) -> list[Discriminator]:
