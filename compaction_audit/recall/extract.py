@@ -78,7 +78,7 @@ _GLUED_UNITS = r"px|rem|em|vh|vw"
 "(12px)" in the assistant's prose were no fact; not "4 REM cycles", "10 em dashes" or
 "pt", which is also a point of a story or Pacific time (adv141 #3).  In prose only
 (:data:`_CSS_LENGTHS`)."""
-_CSS_LENGTHS = frozenset({"px", "rem", "em", "vh", "vw"})
+_CSS_LENGTHS = frozenset(_GLUED_UNITS.split("|"))
 """The CSS length units: facts in prose only (:func:`_values_only`)."""
 QUANTITY_UNITS = f"{_SPACED_UNITS}|{_GLUED_UNITS}"
 """The units a quantity token spells (a regular-expression alternation, also valid in

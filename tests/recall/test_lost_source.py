@@ -17,9 +17,15 @@ KEEP = {"id": "u1", "tokens": 8, "text": "Keep the deploy on v4.2.1.", "role": "
 FOLD = {"id": "s1", "tokens": 3, "text": "Deploy work noted."}
 
 
+def _lost(write_log: LogWriter, log: list[dict[str, Any]], key: str,
+          value: str) -> list[dict[str, Any]]:
+    """The lost entries of ``log`` whose ``key`` is ``value``."""
+    return [d for d in audit(str(write_log(log))).extra["lost_discriminators"]
+            if d[key] == value]
+
+
 def _pin(write_log: LogWriter, log: list[dict[str, Any]]) -> dict[str, Any]:
-    [pin] = [d for d in audit(str(write_log(log))).extra["lost_discriminators"]
-             if d["kind"] == "version"]
+    [pin] = _lost(write_log, log, "kind", "version")
     return pin
 
 
@@ -70,8 +76,7 @@ EDITED = {"id": "a2", "tokens": 8, "role": "assistant",
 
 
 def _path(write_log: LogWriter, log: list[dict[str, Any]]) -> dict[str, Any]:
-    [path] = [d for d in audit(str(write_log(log))).extra["lost_discriminators"]
-              if d["text"] == "config/staging.toml"]
+    [path] = _lost(write_log, log, "text", "config/staging.toml")
     return path
 
 
@@ -87,8 +92,7 @@ def test_prose_of_the_folds_own_round_is_no_source(write_log: LogWriter) -> None
     """A span of the round a fold lost the fact in came after the fold: a re-read."""
     log = [rnd(0, spans=[GREP]),
            rnd(1, spans=[EDITED], summaries=[{**FOLD, "children": ["t1"]}], evicted=["t1"])]
-    lost = [d for d in audit(str(write_log(log))).extra["lost_discriminators"]
-            if d["text"] == "config/staging.toml"]
+    lost = _lost(write_log, log, "text", "config/staging.toml")
     assert [(d["span"], d["span_type"]) for d in lost] == [("t1", "tool_output")]
 
 
