@@ -180,3 +180,78 @@ def test_the_verdict_says_neither_run_was_judged_for_inversion(tmp_path: Path) -
     out = " ".join(run("diff", str(bare), str(bare), "-q").output.split())
     assert out == ("no change; CA101 salience-inversion judged neither run (not applicable: "
                    "no salience recorded)")
+
+
+def _mid_turn_compaction(path: Path, cut: int | None = None) -> Path:
+    """A Claude Code session in our own words: a request, a grep, an automatic
+    compaction in the middle of the turn, the agent's edit after it in the same round,
+    then the next request; ``cut``: only its first lines (5: it ends at the summary)."""
+    sid = "5e55a0de-0000-4000-8000-0000000000aa"
+
+    def said(uuid: str, parent: str | None, content: Any, **extra: Any) -> dict[str, Any]:
+        return {"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": sid,
+                "message": {"role": "user", "content": content}, **extra}
+
+    def reply(uuid: str, parent: str, content: list[Any], tokens: int) -> dict[str, Any]:
+        return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": sid,
+                "message": {"id": f"msg-{uuid}", "role": "assistant", "content": content,
+                            "usage": {"input_tokens": tokens, "output_tokens": 40}}}
+
+    lines = [
+        said("u1", None, "Move the billing cron to 02:30 UTC and keep retries at 4."),
+        reply("a1", "u1", [{"type": "tool_use", "id": "t1", "name": "Bash",
+                            "input": {"command": "grep -n cron deploy/billing.yaml"}}], 9000),
+        said("r1", "a1", [{"type": "tool_result", "tool_use_id": "t1",
+                           "content": "12: schedule: '0 1 * * *'\n13: retries: 4"}]),
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None,
+         "logicalParentUuid": "r1", "sessionId": sid, "content": "Conversation compacted",
+         "compactMetadata": {"trigger": "auto", "preTokens": 90000}},
+        said("s1", "b1", "This session is being continued from a previous conversation. "
+             "Summary: the person asked to move the billing cron; deploy/billing.yaml "
+             "line 12 holds the schedule.", isCompactSummary=True,
+             isVisibleInTranscriptOnly=True),
+        reply("a2", "s1", [{"type": "text", "text": "Editing deploy/billing.yaml now."}],
+              3000),
+        reply("a3", "a2", [{"type": "tool_use", "id": "t2", "name": "Edit",
+                            "input": {"file_path": "deploy/billing.yaml"}}], 3100),
+        said("r2", "a3", [{"type": "tool_result", "tool_use_id": "t2", "content": "ok"}]),
+        said("u2", "r2", "Now run the billing tests."),
+        reply("a4", "u2", [{"type": "text", "text": "Running them."}], 3300),
+    ]
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in lines[:cut]))
+    return path
+
+
+def test_a_run_that_ends_at_its_compaction_is_not_checked_less(tmp_path: Path) -> None:
+    """usertest73 #1: a Claude Code trace cut right after its compaction read as
+    "checked less" than the whole run (salience-inversion "not judged at 1 of 2
+    rounds", the compaction's round, which no work follows and which the rule leaves
+    out by construction) and failed ``--fail-on-new error``.  A shorter run is not one
+    checked less: both gates pass, and the verdict says nothing of coverage."""
+    whole = _mid_turn_compaction(tmp_path / "whole.jsonl")
+    ended = _mid_turn_compaction(tmp_path / "ended.jsonl", cut=5)
+    audited = " ".join(run("audit", str(ended)).output.split())
+    assert ("CA101 salience-inversion: not evaluated at 1 of 2 round(s): no work follows "
+            "the compaction in its round") in audited  # the round the rule leaves out
+    result = run("diff", str(whole), str(ended), "--fail-on-new", "error",
+                 "--fail-if-onset-earlier", "0")
+    assert result.exit_code == 0, result.output
+    assert "not judged" not in result.output
+    assert "not fully checked" not in result.output
+    assert "Gates passed (--fail-if-onset-earlier 0, --fail-on-new error)." in result.output
+
+
+def test_resolved_units_said_unread_are_those_of_the_rules_judged_less(
+        tmp_path: Path) -> None:
+    """usertest73 #2: when the candidate's one gap is the rounds salience-inversion could
+    not judge, the resolved units that "may be unread" are that rule's (and those of a
+    rule that judged the baseline and not the candidate), not every rule's: 733 were
+    said so for a candidate without salience, of which 6 are CA101's."""
+    cand = _without_salience(tmp_path)
+    doc = json.loads(run("diff", str(SAMPLE), str(cand), "-f", "json", "--all").stdout)
+    ours = [u for u in doc["findings"]["resolved"] if u["code"] == "CA101"]
+    assert (len(ours), doc["findings"]["counts"]["resolved"]) == (6, 733)
+    out = " ".join(run("diff", str(SAMPLE), str(cand), "-q").output.split())
+    assert out.endswith("candidate not fully checked: CA101 salience-inversion not judged "
+                        "at 40 of 40 rounds, so its 6 resolved finding(s) may be unread, "
+                        "not fixed")

@@ -69,7 +69,9 @@ def diff_command(
         help="Exit 1 when a new finding is at or above this severity, or a "
              "persisting one rose to it; also when the "
              "candidate was checked less than the baseline (more compactions that could "
-             "not be checked, or more lines not read): what it resolves may be unread.")
+             "not be checked, more lines not read, more checks stopped at a limit, or a "
+             "larger share of rounds salience-inversion could not judge for want of "
+             "salience or tokens): what it resolves may be unread.")
     ] = None,
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="Print the verdict only (text format): the report's last "

@@ -243,17 +243,28 @@ class RunDiff:
         (:func:`~compaction_audit.report.gaps.inversion_judged_less`), or that it judged
         neither (both "not applicable": no salience); "" when both were fully checked.  A
         candidate that stopped reading its compaction showed as 210 findings resolved,
-        with no word (adv29 F3)."""
+        with no word (adv29 F3).  When the candidate's one gap is that share, the count
+        is of the resolved units of salience-inversion and of the rules that judged the
+        baseline and not the candidate (:meth:`~compaction_audit.report.model.
+        SessionReport.unjudged_rules`) alone."""
         parts = []
+        resolved = self.by_status("resolved")
         for label, r, other in (("baseline", self.baseline, self.candidate),
                                 ("candidate", self.candidate, self.baseline)):
             less = inversion_judged_less(r, other)  # usertest49 #4: said with gates only
-            said = [*_covered(r), *([less] if less else [])]
+            covered = _covered(r)
+            said = [*covered, *([less] if less else [])]
             if said:
                 parts.append(f"{label} not fully checked: {', '.join(said)}")
-        resolved = len(self.by_status("resolved"))
+            if label == "candidate" and said and not covered:  # only rounds CA101 could
+                # not judge: the units of the rules that judged less (usertest73 #2:
+                # CA301's facts "may be unread" for one round CA101 did not judge)
+                less_rules = {INVERSION_CODE, *(set(r.unjudged_rules())
+                                                - set(other.unjudged_rules()))}
+                resolved = [f for f in resolved if f.code in less_rules]
         if resolved and parts and parts[-1].startswith("candidate"):
-            parts[-1] += f", so its {resolved} resolved finding(s) may be unread, not fixed"
+            parts[-1] += (f", so its {len(resolved)} resolved finding(s) may be unread, "
+                          "not fixed")
         neither = [r.unjudged_rules().get(INVERSION_CODE) for r in (self.baseline,
                                                                        self.candidate)]
         if all(neither):  # usertest50 #3: two runs without salience said "no change"

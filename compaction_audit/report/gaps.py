@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from compaction_audit.report.model import SessionReport, fails, reader_notes
 from compaction_audit.rules.base import Severity
-from compaction_audit.rules.boundary import WINDOW_REASON, SalienceInversion
+from compaction_audit.rules.boundary import BARE_COMPACTION, WINDOW_REASON, SalienceInversion
 
 INVERSION_CODE = SalienceInversion.code
 """The rule whose rounds judged the inversion onset rests on (``diff``'s onset gate)."""
@@ -202,10 +202,16 @@ def inversion_judged_less(s: SessionReport, other: SessionReport) -> str:
 
 
 def _inversion_unjudged(s: SessionReport) -> tuple[int, int]:
-    """(rounds, of how many): the rounds of ``s`` the inversion rule could not judge,
-    those before its first comparison aside (every trace has them)."""
+    """(rounds, of how many): the rounds of ``s`` the inversion rule could not judge for
+    want of what it reads (salience, tokens), the rounds it leaves out by construction
+    aside: those before its first comparison (every trace has them) and a product's
+    compaction rounds with no work after the compaction
+    (:data:`~compaction_audit.rules.boundary.BARE_COMPACTION`: usertest73 #1, a Claude
+    Code trace that ended at its compaction was "checked less" than the whole run, and
+    failed ``diff --fail-on-new``)."""
     rounds = sum(n.rounds for n in s.not_evaluated
-                 if n.code == INVERSION_CODE and not n.reason.startswith(WINDOW_REASON))
+                 if n.code == INVERSION_CODE and not n.reason.startswith(WINDOW_REASON)
+                 and n.reason != BARE_COMPACTION)
     return min(rounds, s.n_rounds), s.n_rounds
 
 
