@@ -112,4 +112,4 @@ def test_codex_local_compaction_losses() -> None:
     assert again["read_timeout_ms from 30000 to 45000"] is True
     # the verdict names the answer from the summary (usertest72)
     assert report_of("codex/synthetic-local-compaction.jsonl").compaction_loss() == (
-        "1 compaction lost 9 fact(s), 8 that matter, 2 answered from the summary (line 22)")
+        "1 compaction lost 9 fact(s), 8 that matter, 2 of them answered from the summary (line 22)")

@@ -19,11 +19,11 @@ def fact(answered: int | None, where: str | None = None) -> dict[str, Any]:
 @pytest.mark.parametrize(("lost", "said"), [
     ([], ""),
     ([fact(None), fact(None)], ""),  # asked again, or not, but no answer from the summary
-    ([fact(22), fact(22), fact(None)], ", 2 answered from the summary (line 22)"),
+    ([fact(22), fact(22), fact(None)], ", 2 of them answered from the summary (line 22)"),
     ([fact(22), fact(9, "s.messages.json")],
-     ", 2 answered from the summary (line 22, s.messages.json:9)"),
+     ", 2 of them answered from the summary (line 22, s.messages.json:9)"),
     ([fact(n) for n in (5, 6, 7, 8, 9)],
-     ", 5 answered from the summary (line 5, line 6, line 7 and 2 more)"),
+     ", 5 of them answered from the summary (line 5, line 6, line 7 and 2 more)"),
 ])
 def test_the_answers_from_the_summary(lost: list[dict[str, Any]], said: str) -> None:
     assert ANSWER_LINES == 3

@@ -10,9 +10,15 @@ from compaction_audit.conditions import can_invert
 from compaction_audit.diff.findings import FindingDelta, compare_findings
 from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
-from compaction_audit.report.gaps import INVERSION_CODE, coverage_phrases, inversion_judged_less
+from compaction_audit.report.gaps import (
+    INVERSION_CODE,
+    coverage_phrases,
+    folds_judged_less,
+    inversion_judged_less,
+)
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules.base import Severity
+from compaction_audit.rules.textless import NO_TEXT, TEXTLESS
 
 
 @dataclass
@@ -251,17 +257,18 @@ class RunDiff:
         resolved = self.by_status("resolved")
         for label, r, other in (("baseline", self.baseline, self.candidate),
                                 ("candidate", self.candidate, self.baseline)):
-            less = inversion_judged_less(r, other)  # usertest49 #4: said with gates only
+            inverted = inversion_judged_less(r, other)  # usertest49 #4: said with gates
+            folded = folds_judged_less(r, other)  # only
             covered = _covered(r)
-            said = [*covered, *([less] if less else [])]
+            said = [*covered, *(x for x in (inverted, folded) if x)]
             if said:
                 parts.append(f"{label} not fully checked: {', '.join(said)}")
-            if label == "candidate" and said and not covered:  # only rounds CA101 could
+            if label == "candidate" and said and not covered:  # only rounds a rule could
                 # not judge: the units of the rules that judged less (usertest73 #2:
                 # CA301's facts "may be unread" for one round CA101 did not judge)
-                less_rules = {INVERSION_CODE, *(set(r.unjudged_rules())
-                                                - set(other.unjudged_rules()))}
-                resolved = [f for f in resolved if f.code in less_rules]
+                resolved = [f for f in resolved
+                            if f.code in _judged_less_rules(r, other, bool(inverted),
+                                                            bool(folded))]
         if resolved and parts and parts[-1].startswith("candidate"):
             parts[-1] += (f", so its {len(resolved)} resolved finding(s) may be unread, "
                           "not fixed")
@@ -368,6 +375,17 @@ class RunDiff:
 _DEBT = "recall debt (facts seen that no resolvable span or retained summary holds)"
 """How the headline names ``recall_debt`` (docs/discriminators.md, "The recall debt
 series is a state")."""
+
+
+def _judged_less_rules(r: SessionReport, other: SessionReport, inverted: bool,
+                       folded: bool) -> set[str]:
+    """The codes of the rules that judged ``r`` less than ``other``: salience-inversion
+    when ``inverted``, the rules that skipped folds for want of text when ``folded``
+    (:mod:`compaction_audit.rules.textless`), and those that judged ``other`` and not
+    ``r`` (:meth:`~compaction_audit.report.model.SessionReport.unjudged_rules`)."""
+    return ({INVERSION_CODE} if inverted else set()) | (
+        {n.code for n in r.not_evaluated if n.reason in (TEXTLESS, NO_TEXT)}
+        if folded else set()) | (set(r.unjudged_rules()) - set(other.unjudged_rules()))
 
 
 def _covered(r: SessionReport) -> list[str]:

@@ -29,9 +29,15 @@ from dataclasses import dataclass
 from compaction_audit.report.model import SessionReport, fails, reader_notes
 from compaction_audit.rules.base import Severity
 from compaction_audit.rules.boundary import BARE_COMPACTION, WINDOW_REASON, SalienceInversion
+from compaction_audit.rules.recall import SilentDiscriminatingFold
+from compaction_audit.rules.textless import NO_TEXT, TEXTLESS
 
 INVERSION_CODE = SalienceInversion.code
 """The rule whose rounds judged the inversion onset rests on (``diff``'s onset gate)."""
+
+FOLD_CODE = SilentDiscriminatingFold.code
+"""The fold rule whose rounds not judged for want of text ``diff`` compares
+(:func:`folds_judged_less`; topic-only-fold and negation-flipped skip the same rounds)."""
 
 COMPACTIONS = ("compaction not checked", "compactions checked")
 """The ``github`` title and the JUnit case of a compaction that could not be checked."""
@@ -177,6 +183,10 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
     if less:  # a larger share (usertest38 #1: an onset gone)
         base, base_n = _inversion_unjudged(baseline)
         out.append(f"{less} (the baseline: {base:,} of {base_n:,})")
+    less = folds_judged_less(candidate, baseline)
+    if less:  # no summary text to compare with
+        base, base_n = _fold_text_unjudged(baseline)
+        out.append(f"{less} (the baseline: {base:,} of {base_n:,})")
     base_stops, cand_stops = len(baseline.limits), len(candidate.limits)
     if cand_stops > base_stops:  # a check stopped at its cap judged less (usertest28 #1)
         out.append(f"{_n(cand_stops, 'check')} stopped at a limit (the baseline: "
@@ -195,10 +205,35 @@ def inversion_judged_less(s: SessionReport, other: SessionReport) -> str:
     before its first comparison aside: :func:`_inversion_unjudged`), else "": an onset
     that "disappeared" from a run that records no salience was never looked for there
     (usertest38 #1, usertest49 #4)."""
-    (mine, mine_n), (theirs, theirs_n) = _inversion_unjudged(s), _inversion_unjudged(other)
-    if mine * max(theirs_n, 1) <= theirs * max(mine_n, 1):
+    return _judged_less(_inversion_unjudged(s), _inversion_unjudged(other),
+                        f"{INVERSION_CODE} salience-inversion")
+
+
+def folds_judged_less(s: SessionReport, other: SessionReport) -> str:
+    """``"CA301 silent-discriminating-fold not judged at 40 of 40 rounds"`` when the fold
+    rules could not compare the folds of a larger share of ``s``'s rounds than of
+    ``other``'s for want of text (:mod:`compaction_audit.rules.textless`), else "": the
+    losses of a run whose logger stopped writing summary texts "resolved" (usertest73,
+    the developer's check of its #2)."""
+    return _judged_less(_fold_text_unjudged(s), _fold_text_unjudged(other),
+                        f"{FOLD_CODE} silent-discriminating-fold")
+
+
+def _judged_less(mine: tuple[int, int], theirs: tuple[int, int], rule: str) -> str:
+    """``"<rule> not judged at 12 of 13 rounds"`` when ``mine`` (rounds not judged, of
+    how many) is a larger share than ``theirs``, else ""."""
+    (mine_k, mine_n), (theirs_k, theirs_n) = mine, theirs
+    if mine_k * max(theirs_n, 1) <= theirs_k * max(mine_n, 1):
         return ""
-    return f"{INVERSION_CODE} salience-inversion not judged at {mine:,} of {_n(mine_n, 'round')}"
+    return f"{rule} not judged at {mine_k:,} of {_n(mine_n, 'round')}"
+
+
+def _fold_text_unjudged(s: SessionReport) -> tuple[int, int]:
+    """(rounds, of how many): the rounds of ``s`` whose folds silent-discriminating-fold
+    could not compare for want of text."""
+    rounds = sum(n.rounds for n in s.not_evaluated
+                 if n.code == FOLD_CODE and n.reason in (TEXTLESS, NO_TEXT))
+    return min(rounds, s.n_rounds), s.n_rounds
 
 
 def _inversion_unjudged(s: SessionReport) -> tuple[int, int]:

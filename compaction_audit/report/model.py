@@ -492,7 +492,7 @@ ANSWER_LINES = 3
 
 
 def answered_phrase(lost: list[dict[str, Any]]) -> str:
-    """", 2 answered from the summary (line 22)": the lost facts a person asked for
+    """", 2 of them answered from the summary (line 22)": the lost facts a person asked for
     again that the assistant then answered without reading them again (an answer from
     the summary: the harm the loss did), with the lines of those answers (at most
     :data:`ANSWER_LINES`); "" for none (usertest72: the line that matters most was
@@ -504,7 +504,7 @@ def answered_phrase(lost: list[dict[str, Any]]) -> str:
                                for d in answers))
     more = len(lines) - ANSWER_LINES
     said = ", ".join(lines[:ANSWER_LINES]) + (f" and {more} more" if more > 0 else "")
-    return f", {len(answers)} answered from the summary ({said})"
+    return f", {len(answers)} of them answered from the summary ({said})"
 
 
 def fails(worst: Severity | None, fail_on: str) -> bool:

@@ -25,6 +25,7 @@ from compaction_audit.recall.violations import actor, violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
 from compaction_audit.rules.foldwords import stated_at
 from compaction_audit.rules.recallctx import recall_of, typed_items_of
+from compaction_audit.rules.textless import with_textless
 from compaction_audit.takeback import taken_back
 
 LIST_CAP = 3
@@ -92,13 +93,13 @@ class NegationFlipped(Rule):
     def evaluate(self, ctx: Context) -> Outcome:
         found = flips(recall_of(ctx).folds, ctx.session.items)
         if found.height == 0:
-            return Outcome(_EMPTY)
+            return with_textless(ctx, _EMPTY)
         rows = (found.group_by("ri", "fold", maintain_order=True)
                 .agg(pl.struct("child", "kind", "text", "sentence").alias("flipped"),
                      _digest_of_rest(pl.col("kind"), pl.col("text"), FLIPS_LISTED
                                      ).alias("more_digest"))
                 .with_columns(pl.col("fold").alias("entity")))
-        return Outcome(rows)
+        return with_textless(ctx, rows)
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         parts = [f"{f['kind']} {f['text']!r} of {f['child']} is stated "

@@ -38,6 +38,7 @@ from compaction_audit.rules.base import (
 )
 from compaction_audit.rules.foldwords import describe_at
 from compaction_audit.rules.recallctx import ranked_of, recall_of
+from compaction_audit.rules.textless import with_textless
 
 _ERROR_RANK = KIND_RANK[Kind.VERSION]
 """Losing a version pin or anything ranked above it (quantity, scope, causal, negation,
@@ -280,6 +281,8 @@ class SilentDiscriminatingFold(Rule):
     an error: every lost fact ranks other prose or below").  A dropped fact another
     span still holds does not weigh in the severity of a fold that lost others.
     Harness text (caveats, skill documents, command wrappers) never yields a finding.
+    A fold whose summary carries no text has nothing to compare: its round is counted
+    as not evaluated (in a log with no text at all, the rule is not applicable).
 
     Known problems: discriminators are found by regex heuristics
     (docs/discriminators.md, "Known limitations"): a number restated in words or a fact
@@ -323,7 +326,7 @@ class SilentDiscriminatingFold(Rule):
                "'read_timeout_ms' of s-0213, a person's span (evicted)")
 
     def evaluate(self, ctx: Context) -> Outcome:
-        return Outcome(_fold_findings(ctx, True, self.severity))
+        return with_textless(ctx, _fold_findings(ctx, True, self.severity))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         # a fold every one of whose dropped facts another span still holds lost nothing:
@@ -364,7 +367,7 @@ class TopicOnlyFold(Rule):
     example = "round 6: fold m1 (accounted) dropped version 'v4.2.1' of s1 (offloaded)"
 
     def evaluate(self, ctx: Context) -> Outcome:
-        return Outcome(_fold_findings(ctx, False, self.severity))
+        return with_textless(ctx, _fold_findings(ctx, False, self.severity))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         how = "accounted fold" if v["accounted"] else "fold"

@@ -1,0 +1,73 @@
+"""Folds whose summary carries no text: nothing to compare their children's text with.
+
+The log format makes a summary's ``text`` optional (log-format spec, "summaries"), and
+the rules that compare a fold's text with its children's (silent-discriminating-fold,
+topic-only-fold, negation-flipped) can say nothing of a fold without one.  Such a fold
+is neither a pass nor a loss: the rounds of those folds are counted as not evaluated,
+with :data:`TEXTLESS`, and a rule none of whose folds had a text judged nothing
+(:meth:`~compaction_audit.report.model.SessionReport.unjudged_rules`).  A logger that
+stopped writing summary texts turned every loss into "resolved" under ``diff
+--fail-on-new`` with no word, and made the audit of the trace a silent pass for these
+rules (usertest73, the developer's own check of its #2).
+
+A product's compactions are left out: an adapter marks those it could not check
+(``lost_checked``, an opaque or redacted summary), which every format counts already.
+A fold whose children carry no text either has nothing to lose and is judged.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from compaction_audit.plans import one
+from compaction_audit.rules.base import Context, Outcome
+from compaction_audit.takeback import product_trace
+
+TEXTLESS = "a fold's summary carries no text to compare its children's text with"
+"""The note of a round whose folds (one or more) have a summary without text and a
+child with text."""
+
+NO_TEXT = "not applicable: no span or summary carries a text"
+"""The note of these rules, over every round, for a trace with folds and no text at all
+(as salience-disagreement's, which has no text to rebuild a cosine from)."""
+
+
+def fold_text_rounds(ctx: Context) -> tuple[int, int]:
+    """(rounds with a fold of text-carrying children whose summary has no text, rounds
+    with a fold of text-carrying children whose summary has one), over the session's
+    provenance edges (a round counts once in each at most; both (0, 0) for a product's
+    trace and for a trace with no fold).  Cached per audit."""
+    if "fold_text_rounds" in ctx.cache:
+        cached: tuple[int, int] = ctx.cache["fold_text_rounds"]
+        return cached
+    session = ctx.session
+    counts = (0, 0)
+    if session.edges.height and not product_trace(session):
+        has_text = (session.items.lazy().group_by("id")
+                    .agg(pl.col("text").is_not_null().any().alias("t")))
+        rows = one(session.edges.lazy().select("parent", "child", "ri")
+                   .join(has_text.rename({"id": "child", "t": "child_t"}), on="child")
+                   .filter("child_t")
+                   .join(has_text.rename({"id": "parent", "t": "fold_t"}), on="parent")
+                   .group_by("ri").agg(pl.col("fold_t").all().alias("all_text"),
+                                       pl.col("fold_t").any().alias("some_text"))
+                   .select((~pl.col("all_text")).sum().alias("textless"),
+                           pl.col("some_text").sum().alias("texted")))
+        counts = (int(rows["textless"][0] or 0), int(rows["texted"][0] or 0))
+    ctx.cache["fold_text_rounds"] = counts
+    return counts
+
+
+def with_textless(ctx: Context, fired: pl.DataFrame) -> Outcome:
+    """``fired`` as the :class:`Outcome` of a rule that compares folds' texts with their
+    children's: the rounds of folds without a summary text (:func:`fold_text_rounds`)
+    not evaluated, and, when there are any, the rounds judged: those with a fold that
+    has one (0: the rule judged nothing); every round, :data:`NO_TEXT`, when no item of
+    a trace with folds carries a text."""
+    if ctx.session.edges.height and not product_trace(ctx.session) and not bool(
+            ctx.session.items["text"].is_not_null().any()):
+        return Outcome(fired, {NO_TEXT: ctx.frame.height}, 0)
+    textless, texted = fold_text_rounds(ctx)
+    if not textless:
+        return Outcome(fired)
+    return Outcome(fired, {TEXTLESS: textless}, texted)
