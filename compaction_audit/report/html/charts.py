@@ -86,6 +86,13 @@ COUNT_TICKS = 10
 """A count whose values span at most this many units ticks at each whole number."""
 
 
+def _shape(points: list[dict[str, Any]], quantity: str) -> str:
+    """How a panel's line joins its rounds: a step at the round where a count
+    (:func:`counts`) changes (``step-after``: a round's value holds until the next
+    round's), a straight line between the rounds of another series."""
+    return "step-after" if counts(points, quantity) else "linear"
+
+
 def _count_axis(points: list[dict[str, Any]], quantity: str) -> Any:
     """The y axis of a count (:func:`counts`): a tick at each whole number of a short
     range (Vega's ``tickMinStep`` alone still ticked 0.5 between 0 and 1), whole
@@ -166,7 +173,9 @@ def _round_panels(points: list[dict[str, Any]], quantities: list[str],
                alt.Tooltip("line:Q", title="line"),
                *([alt.Tooltip(f"{group}:N", title="run")] if group != "quantity" else []),
                alt.Tooltip("value:Q", title=q, format=".4~g")]
-        line = base.mark_line(strokeWidth=1.5).encode(**enc)
+        # a count changes at a round, it does not ramp between two (usertest73 #8: the
+        # recall debt and the depth seemed to climb over the round before their jump)
+        line = base.mark_line(strokeWidth=1.5, interpolate=_shape(points, q)).encode(**enc)
         dots = (base.mark_point(size=30, filled=True).encode(
                     **enc, opacity=alt.condition(pick, alt.value(1), alt.value(0)),
                     tooltip=tip).add_params(pick))
@@ -201,9 +210,10 @@ TOTAL_DASH = [6, 3]
 
 def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
                ) -> dict[str, Any]:
-    """Recall debt over rounds: one line per debt column (``quantity``; a line named
-    for several, ``recall_debt = recall_debt_fold``, where they are equal: see
-    :func:`~compaction_audit.report.html.data.same_lines`), one panel.  The total
+    """Recall debt over rounds, a step at the round where it changes: one line per debt
+    column (``quantity``; a line named for several, ``recall_debt = recall_debt_fold``,
+    where they are equal: see :func:`~compaction_audit.report.html.data.same_lines`),
+    one panel.  The total
     (:data:`TOTAL`) is dashed and drawn last, its legend entry saying so: where it
     runs a few units above a part (a handful lost by eviction beside hundreds by
     folds), the part shows through."""
@@ -228,10 +238,11 @@ def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
     # each layer of lines only where it has one: a layer of no points makes Vega
     # warn of an infinite extent
     parts = ([base.transform_filter(alt.datum.quantity != TOTAL)
-              .mark_line(strokeWidth=2).encode(y=y, color=color)]
+              .mark_line(strokeWidth=2, interpolate="step-after").encode(y=y, color=color)]
              if any(q != TOTAL for q in labels) else [])
     total = ([base.transform_filter(alt.datum.quantity == TOTAL)
-              .mark_line(strokeWidth=2, strokeDash=TOTAL_DASH).encode(y=y, color=color)]
+              .mark_line(strokeWidth=2, strokeDash=TOTAL_DASH, interpolate="step-after")
+              .encode(y=y, color=color)]
              if TOTAL in labels else [])
     layers = [*parts, *total,
               base.mark_point(size=30, filled=True).encode(
@@ -248,15 +259,21 @@ def compaction_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     tokens}``), a rule from one to the other."""
     data = alt.NamedData(name=POINTS)
     pick = _pick()
+    # told apart by shape as well as by colour, from the Okabe-Ito palette as the
+    # markers are (usertest73 #9: red and green alone)
     color = alt.Color("when:N", title="tokens", sort=["before", "after"],
                       scale=alt.Scale(domain=["before", "after"],
-                                      range=["#d62728", "#2ca02c"]))
+                                      range=["#d55e00", "#0072b2"]))
+    shape = alt.Shape("when:N", title="tokens", sort=["before", "after"],
+                      scale=alt.Scale(domain=["before", "after"],
+                                      range=["circle", "triangle-down"]))
     x = alt.X("round:O", title="compaction at round",
               axis=alt.Axis(labelOverlap=True, labelAngle=0))
     span = (alt.Chart(data).transform_pivot("when", value="tokens", groupby=["round", "line"])
             .mark_rule(color="#999").encode(x=x, y="before:Q", y2="after:Q"))
     dots = (alt.Chart(data).mark_point(filled=True, size=60)
             .encode(x=x, y=alt.Y("tokens:Q", title="tokens in context"), color=color,
+                    shape=shape,
                     tooltip=[alt.Tooltip("round:Q"), alt.Tooltip("line:Q"),
                              alt.Tooltip("when:N"), alt.Tooltip("tokens:Q", format=",")])
             .add_params(pick))
