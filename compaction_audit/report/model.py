@@ -114,13 +114,24 @@ class SessionReport:
         reason the trace is not applicable to rules, naming them all ("CA201
         ungrounded-summary, CA305 unsupported-summary-claim: not applicable: no summary
         in this trace").  ``salience_named`` leaves out the salience rules' "not
-        applicable" lines (a header that already says no salience is recorded)."""
+        applicable" lines (a header that already says no salience is recorded).  A rule
+        that judged no round for several reasons has a line that says so after
+        theirs."""
         lines: list[str] = []
         grouped: dict[str, list[str]] = {}
+        reasons = Counter(n.code for n in self.not_evaluated
+                          if not n.reason.startswith("not applicable"))
+        left = reasons.copy()
         for n in self.not_evaluated:
             if not n.reason.startswith("not applicable"):
                 lines.append(f"{n.code} {n.rule}: not evaluated at {n.rounds} of "
                              f"{self.n_rounds} round(s): {n.reason}")
+                left[n.code] -= 1
+                if not left[n.code] and reasons[n.code] > 1 and n.code in self.unjudged:
+                    # several reasons and no round judged, said in one line (usertest73
+                    # #11: two lines of "1 of 2 round(s)", neither saying 0 of 2)
+                    lines.append(f"{n.code} {n.rule}: judged none of the {self.n_rounds} "
+                                 "round(s), for the reasons above")
             elif not (salience_named and "salience" in n.reason):
                 if n.reason not in grouped:
                     lines.append(n.reason)  # the place of the group's line
