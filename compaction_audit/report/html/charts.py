@@ -9,7 +9,7 @@ spec, byte for byte: Altair would otherwise number them per process.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 
@@ -86,7 +86,7 @@ COUNT_TICKS = 10
 """A count whose values span at most this many units ticks at each whole number."""
 
 
-def _shape(points: list[dict[str, Any]], quantity: str) -> str:
+def _shape(points: list[dict[str, Any]], quantity: str) -> Literal["step-after", "linear"]:
     """How a panel's line joins its rounds: a step at the round where a count
     (:func:`counts`) changes (``step-after``: a round's value holds until the next
     round's), a straight line between the rounds of another series."""
