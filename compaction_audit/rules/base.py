@@ -280,11 +280,15 @@ def exceeds(value: pl.Expr, limit: float) -> pl.Expr:
 
 def sustained(condition: pl.Expr, rounds: int) -> pl.Expr:
     """True where ``condition`` held (true, not null) on ``rounds`` consecutive rounds
-    ending here: an alerting rule's ``for:`` (spec rules.md, ``sustain``)."""
+    ending here, False elsewhere, never null: an alerting rule's ``for:`` (spec
+    rules.md, ``sustain``).  The first ``rounds - 1`` rounds are False (a rolling sum
+    is null there: adv142 #1, compaction-drift, which negates salience-inversion's
+    result, read that null as "not drift" and fired ``rounds - 1`` rounds late)."""
     held = condition.fill_null(False).cast(pl.Int64)
     if rounds <= 1:
         return held == 1
-    return held.rolling_sum(window_size=rounds, min_samples=rounds) == rounds
+    return (held.rolling_sum(window_size=rounds, min_samples=rounds) == rounds
+            ).fill_null(False)
 
 
 def ids_per_round(rows: pl.DataFrame, pairs: pl.DataFrame, name: str) -> pl.DataFrame:
