@@ -17,12 +17,13 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          '`raw_ratio_floor` and `distinct_source_spans` fell and `query_cosine_retained` '
          'rose (each compared with round t - `window`, the round record `window` records '
          'earlier: where round numbers skip, round 10 after round 6 is compared with '
-         'round 6; a rise within floating-point rounding, a trillionth of the value, is '
-         "none); without logged salience, `query_cosine_rebuilt` (the auditor's cosine "
-         'of the texts to the task query, issue 16) stands in for it. Not judged at a '
-         "product's compaction round (Claude Code, Codex, Cline, ...) that holds no work "
-         'after the compaction, as compaction-drift is not: its raw_ratio and reachable '
-         'spans there are what the compaction kept, by construction.'),
+         'round 6; a rise within floating-point rounding, a trillionth of the value or '
+         'of 1 whichever is larger, is none: a salience that lives below about 1e-10 '
+         "rises unseen); without logged salience, `query_cosine_rebuilt` (the auditor's "
+         'cosine of the texts to the task query, issue 16) stands in for it. Not judged '
+         "at a product's compaction round (Claude Code, Codex, Cline, ...) that holds no "
+         'work after the compaction, as compaction-drift is not: its raw_ratio and '
+         'reachable spans there are what the compaction kept, by construction.'),
         ('Seed 000 ("Core Distinction", "Decision Boundary"): the working set looks more '
          "relevant by the scorer's own metric while fewer source spans stay reachable; "
          'the scorer now ranks by survivability and summaries become unfalsifiable. '

@@ -138,7 +138,8 @@ class SalienceInversion(BoundaryRule):
     ``query_cosine_retained`` rose (each compared with round t - ``window``, the round
     record ``window`` records earlier: where round numbers skip, round 10 after round 6
     is compared with round 6; a rise within floating-point rounding, a trillionth of
-    the value, is none); without
+    the value or of 1 whichever is larger, is none: a salience that lives below about
+    1e-10 rises unseen); without
     logged salience, ``query_cosine_rebuilt`` (the auditor's cosine of the texts to the
     task query, issue 16) stands in for it.  Not judged at a product's compaction round
     (Claude Code, Codex, Cline, ...) that holds no work after the compaction, as
