@@ -38,8 +38,8 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'signature whatever the conditions of validity (seed 000: depth >= 2, a scorer '
          'that does not penalize depth, continuous eviction); where one fails, its '
          'finding says so ("but the condition \'eviction is continuous\' fails: this '
-         'loop can drift, not invert") and is a warning, as drift is (compaction-drift; '
-         'usertest61 A5: an error said the loop could not invert, and failed the gate).'),
+         'loop can drift, not invert") and is a warning, as drift is (compaction-drift): '
+         'an error would say the loop cannot invert, and fail the gate.'),
         ('round 21: depth 3, raw_ratio 0.22 (< 0.25), distinct_source_spans 88 -> 81, '
          'query_cosine_retained 0.61 -> 0.63'),
         ('halt compaction and rehydrate: expand the lowest-depth summary with the '
@@ -73,12 +73,11 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'can no longer consult. What to do differs from the seed\'s "rehydrate the '
          'lowest-depth summary": a summary in the working set already reaches its '
          'offloaded leaves (spec log-format.md, "reachable leaves"), so expanding it '
-         'lifts `raw_ratio`, not `distinct_source_spans` (usertest65 #1, #6: the advice '
-         'named a summary whose expansion left the count and the finding as they were). '
-         'The count rises when an offloaded source span that nothing in the working set '
-         'reaches is read back; the finding says how many there are (`sources_to_read`: '
-         'spans resolvable at the round less `distinct_source_spans`) against how many '
-         'the floor needs.'),
+         'lifts `raw_ratio`, not `distinct_source_spans`: such advice would leave the '
+         'count and the finding as they were. The count rises when an offloaded source '
+         'span that nothing in the working set reaches is read back; the finding says '
+         'how many there are (`sources_to_read`: spans resolvable at the round less '
+         '`distinct_source_spans`) against how many the floor needs.'),
         ("The floor is relative to the session's start: without `start_spans` in the "
          'session record, a log that begins mid-run (a resumed session) takes its first '
          "round's count as the start, and a session that starts with few spans gets a "
@@ -289,22 +288,21 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'lost: an error from a version pin up (numbers, scopes, causes, negations, '
          'rules), a warning for identifiers, orderings and links, an error again for an '
          'ordering a person typed, a name they typed with a digit, a dot or a slash in '
-         'it (a migration id, a file, a URL: usertest71 #3; not a bare flag: adv139 #4), '
-         'and any fact they asked for again (tiers 1 and 2: `person_fact`). A fold whose '
-         'lost items are all in the low tiers (other prose, values and identifiers from '
-         'tool output, finished work; `compaction_audit.recall.ranking`) is at most a '
-         'warning, and info when what it lost ranks below a version pin (identifiers, '
-         'orderings, links) (issue 10, point 6), unless the log marks a child '
-         '`salience_class: "discriminating"` (the agent\'s own word that a decision '
-         'hinges on it); so is a fold all of whose dropped facts another span still '
-         'holds (nothing it dropped is lost: "5 facts, all still recoverable"). A fold '
-         'that lost a kind of error rank and is a warning for its tiers says so in its '
-         'message ("a warning, not an error: every lost fact ranks other prose or '
-         'below"). A dropped fact another span still holds does not weigh in the '
-         'severity of a fold that lost others. Harness text (caveats, skill documents, '
-         'command wrappers) never yields a finding. A fold whose summary carries no text '
-         'has nothing to compare: its round is counted as not evaluated (in a log with '
-         'no text at all, the rule is not applicable).'),
+         'it (a migration id, a file, a URL; not a bare flag), and any fact they asked '
+         'for again (tiers 1 and 2: `person_fact`). A fold whose lost items are all in '
+         'the low tiers (other prose, values and identifiers from tool output, finished '
+         'work; `compaction_audit.recall.ranking`) is at most a warning, and info when '
+         'what it lost ranks below a version pin (identifiers, orderings, links) (issue '
+         '10, point 6), unless the log marks a child `salience_class: "discriminating"` '
+         "(the agent's own word that a decision hinges on it); so is a fold all of whose "
+         'dropped facts another span still holds (nothing it dropped is lost: "5 facts, '
+         'all still recoverable"). A fold that lost a kind of error rank and is a '
+         'warning for its tiers says so in its message ("a warning, not an error: every '
+         'lost fact ranks other prose or below"). A dropped fact another span still '
+         'holds does not weigh in the severity of a fold that lost others. Harness text '
+         '(caveats, skill documents, command wrappers) never yields a finding. A fold '
+         'whose summary carries no text has nothing to compare: its round is counted as '
+         'not evaluated (in a log with no text at all, the rule is not applicable).'),
         ('Discriminators are found by regex heuristics (docs/discriminators.md, "Known '
          'limitations"): a number restated in words or a fact kept in other words '
          'outside the paraphrase classes counts as lost; proper nouns with an inner '
@@ -415,22 +413,21 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          "every content word of the child's clause, so a summary that only speaks of the "
          'same object ("updated the config file") or restates the rule in other words '
          'stays quiet. A summary that restates the rule and then reverses it flips it '
-         'too (its last word on the rule decides: "Do not delete X. Update: delete X.", '
-         "adv98 #2), unless the person lifted it: a person's span of the fold, born "
-         'later, states it reversed (not in a question), and the fold then loses nothing '
-         '(`recall/analysis/lifted.py`; usertest54 #3). Also a value the child binds to '
-         'a name (a version pin `lib2==1.2.0`, an assignment `read_timeout_ms=45000`, '
-         '"set X to N") that the fold binds to another value of its own, and to this one '
-         'nowhere: "Pin lib2==1.3.0 because 1.2.0 breaks the serializer" changes the pin '
-         '(usertest38 #3); a summary that names lib2 before another value only in '
-         'passing ("lib2 1.3.0 was tried") loses the pin (CA301) but does not restate '
-         'it.'),
+         'too (its last word on the rule decides: "Do not delete X. Update: delete X."), '
+         "unless the person lifted it: a person's span of the fold, born later, states "
+         'it reversed (not in a question), and the fold then loses nothing '
+         '(`recall/analysis/lifted.py`). Also a value the child binds to a name (a '
+         'version pin `lib2==1.2.0`, an assignment `read_timeout_ms=45000`, "set X to '
+         'N") that the fold binds to another value of its own, and to this one nowhere: '
+         '"Pin lib2==1.3.0 because 1.2.0 breaks the serializer" changes the pin; a '
+         'summary that names lib2 before another value only in passing ("lib2 1.3.0 was '
+         'tried") loses the pin (CA301) but does not restate it.'),
         ('Issue 12, point 1, from public reports of compaction failures: the words of a '
          'rule survive while its meaning inverts, so word overlap counts it as carried '
          'and the agent follows the opposite instruction. Survival no longer counts a '
          'flipped rule as kept (`recall.survival.flipped`), and `trace` says "flipped at '
          'fold F", of the rule and of a flag or words inside it alike ("--force", "Never '
-         'use --force", "force": usertest38 #4).'),
+         'use --force", "force").'),
         ('Antonyms are a fixed list of pairs (enable/disable, allow/forbid, add/remove, '
          'start/stop, ...); a reversal by a verb pair outside it ("always keep the lock '
          'file" against "always drop the lock file") or by a change of scope ("only on '
@@ -478,13 +475,13 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'what was worked on and asserts nothing about it ("Discussed dependency setup '
          'and release script flags.", "Reviewed the retry logic": a verb of attention '
          'first, then no "that", "which", verb of being, modal, negation or verb of '
-         'finding; usertest38 #5): what such a summary loses is '
-         "silent-discriminating-fold's, and a discriminator in it is still judged. One "
-         'finding per distinct claim, at the latest summary stating it. When earlier '
-         'summaries below it state the claim, the message says "carried from summary S, '
-         'no raw support" and `chain` (in the JSON) lists the summaries that amplified '
-         'it, oldest first. A warning; an error when the claim is a rule (negation, '
-         'constraint, requirement, condition), an identifier, a number or a version.'),
+         "finding): what such a summary loses is silent-discriminating-fold's, and a "
+         'discriminator in it is still judged. One finding per distinct claim, at the '
+         'latest summary stating it. When earlier summaries below it state the claim, '
+         'the message says "carried from summary S, no raw support" and `chain` (in the '
+         'JSON) lists the summaries that amplified it, oldest first. A warning; an error '
+         'when the claim is a rule (negation, constraint, requirement, condition), an '
+         'identifier, a number or a version.'),
         ('Issue 12, point 2: a summary stated something no source said ("the tool result '
          'contained an injected instruction"), the next summary repeated it and the '
          'third added to it; nothing checked a summary sentence against its sources, and '
@@ -549,18 +546,17 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          "item and the action. And a version pin lost at a fold (a person's "
          '`numpy==1.26.4`, "keep requests pinned at 2.31.0") whose package a later call '
          'installs, adds or upgrades with no version or another one ("installed '
-         '\'numpy\' without the pin": `compaction_audit.recall.unpinned`; adv123 #5). A '
-         "rule is the person's or a document's (a tool's output, a file read): the "
-         'assistant\'s own "I will not use --force" is an intent. No finding where the '
-         'person granted the act between the rule and the call ("--force is fine now", '
-         '"you can force push it", before the compaction or after it: '
-         '`compaction_audit.recall.permitted`; adv123 #2); a grant covers only the calls '
-         'it names, so a later call it does not cover is the finding ("you can force '
-         'push feature/x", then a force push of main), and a grant the person took back '
-         'by a rewind (`compaction_audit.takeback`) permits nothing (usertest69 #2). A '
-         'call the person rejected, cancelled, denied or a hook blocked is said to be '
-         'tried, not run (`refused` in the values: adv123 #9, adv124 #8), a call that '
-         'ran named before it (adv124 #7): the attempt shows the loss mattered.'),
+         '\'numpy\' without the pin": `compaction_audit.recall.unpinned`). A rule is the '
+         "person's or a document's (a tool's output, a file read): the assistant's own "
+         '"I will not use --force" is an intent. No finding where the person granted the '
+         'act between the rule and the call ("--force is fine now", "you can force push '
+         'it", before the compaction or after it: `compaction_audit.recall.permitted`); '
+         'a grant covers only the calls it names, so a later call it does not cover is '
+         'the finding ("you can force push feature/x", then a force push of main), and a '
+         'grant the person took back by a rewind (`compaction_audit.takeback`) permits '
+         'nothing. A call the person rejected, cancelled, denied or a hook blocked is '
+         'said to be tried, not run (`refused` in the values), a call that ran named '
+         'before it: the attempt shows the loss mattered.'),
         ('Issue 12, point 4: a fold dropped "Do not run `lint-tool analyze` in this '
          'repo" and two rounds later a tool call ran it; a fold dropped "never add a '
          '`Co-Authored-By:` trailer" and a later commit carried one. A person asking '
@@ -574,28 +570,27 @@ DOCS: tuple[tuple[Any, ...], ...] = (
          'reads), while any other quoted string is read as a command a program may run '
          '(`bash -lc`, `psql -c`, `ssh HOST`, `"$(...)"`), nor in a call of a tool that '
          'runs no command (Edit, apply_patch, Grep, Read, TodoWrite, ...: '
-         '`compaction_audit.recall.callwords`; adv123 #1; a script written whole by '
-         'Write is read, and said "wrote"), nor in a here-document written to a document '
-         'or read as a commit message; the rule\'s scope is not read ("--force on main" '
-         'is broken by a push of another branch). A force-push spelled short (`git push '
-         "-f`, `git push origin +main`) and npm's `-f` (`npm audit fix -f`) are read as "
-         '`--force` (the finding names `--force`: `compaction_audit.recall.flagalias`); '
-         'other commands\' short flags are not (`rm -rf` does not break a lost "do not '
-         'use --force", nor "--recursive"). A flag an editor\'s smart punctuation typed '
-         'as one dash ("do NOT use —force") is read as the flag right after the verb, an '
+         '`compaction_audit.recall.callwords`; a script written whole by Write is read, '
+         'and said "wrote"), nor in a here-document written to a document or read as a '
+         'commit message; the rule\'s scope is not read ("--force on main" is broken by '
+         'a push of another branch). A force-push spelled short (`git push -f`, `git '
+         "push origin +main`) and npm's `-f` (`npm audit fix -f`) are read as `--force` "
+         '(the finding names `--force`: `compaction_audit.recall.flagalias`); other '
+         'commands\' short flags are not (`rm -rf` does not break a lost "do not use '
+         '--force", nor "--recursive"). A flag an editor\'s smart punctuation typed as '
+         'one dash ("do NOT use —force") is read as the flag right after the verb, an '
          'article, "or" or a comma, or where it ends the object; inside a command '
          '("never run git push —force origin main", also in a code span) the object is '
          'the command with its flag (`git push --force`), never the flag alone, so a '
          'prose dash ("the debug build —verbose logs ...") forbids no `--verbose` of '
          'another command. Only the run and write verbs listed in '
          '`compaction_audit.recall.forbids` are read (with "commit with --no-verify", '
-         '"force-push", "push -f" and "avoid git reset --hard": adv123 #4; "do not '
-         'delete X" and "don\'t edit migrations/" are not checked as acts; a lost '
-         'identifier reused by a destructive command is). A rule is lost when nothing in '
-         'reach holds it: a rule whose span a fold offloaded to a store is recoverable, '
-         "not lost, so a call that breaks it before it is read again is not this rule's "
-         '(a finding of the fold, such as topic-only-fold, may still name it; adv116 '
-         'B4).'),
+         '"force-push", "push -f" and "avoid git reset --hard"; "do not delete X" and '
+         '"don\'t edit migrations/" are not checked as acts; a lost identifier reused by '
+         'a destructive command is). A rule is lost when nothing in reach holds it: a '
+         'rule whose span a fold offloaded to a store is recoverable, not lost, so a '
+         "call that breaks it before it is read again is not this rule's (a finding of "
+         'the fold, such as topic-only-fold, may still name it).'),
         ("round 5: fold c1 lost 'Do not run `lint-tool analyze` in this repo' (u1) at "
          "round 5; Bash call t7 ran 'lint-tool analyze' at round 5"),
         ('restore the rule to the working set (restate it in the summary or pin its '

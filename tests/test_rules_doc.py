@@ -120,3 +120,16 @@ def test_a_rule_s_family_is_a_line_of_its_own() -> None:
     lines = run("rules", "CA203").stdout.splitlines()
     at = lines.index("family: provenance    judges: logged")
     assert lines[at + 1] == "settings: logged_tolerance=0.01"
+
+
+def test_the_rules_reference_names_no_internal_test_report() -> None:
+    """usertest73 #10: ``rules CA301`` (and docs/rules.md, the HTML report's Rules
+    section) cited "usertest71 #3" and "adv139 #4", the team's own test reports, which
+    mean nothing to a user; the rule's sources (the seeds, the issues) stay."""
+    import re
+
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert not re.findall(r"\b(?:usertest|adv)\d+", text)
+    for d in all_docs():
+        out = run("rules", d.code).output
+        assert not re.findall(r"\b(?:usertest|adv)\d+", out), d.code

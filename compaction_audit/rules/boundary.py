@@ -161,8 +161,8 @@ class SalienceInversion(BoundaryRule):
     conditions of validity (seed 000: depth >= 2, a scorer that does not penalize
     depth, continuous eviction); where one fails, its finding says so ("but the
     condition 'eviction is continuous' fails: this loop can drift, not invert") and is
-    a warning, as drift is (compaction-drift; usertest61 A5: an error said the loop
-    could not invert, and failed the gate).
+    a warning, as drift is (compaction-drift): an error would say the loop cannot
+    invert, and fail the gate.
     """
 
     code = "CA101"
@@ -246,8 +246,8 @@ class ProvenanceFloor(BoundaryRule):
     agent can no longer consult.  What to do differs from the seed's "rehydrate the
     lowest-depth summary": a summary in the working set already reaches its offloaded
     leaves (spec log-format.md, "reachable leaves"), so expanding it lifts
-    ``raw_ratio``, not ``distinct_source_spans`` (usertest65 #1, #6: the advice named a
-    summary whose expansion left the count and the finding as they were).  The count
+    ``raw_ratio``, not ``distinct_source_spans``: such advice would leave the count and
+    the finding as they were.  The count
     rises when an offloaded source span that nothing in the working set reaches is read
     back; the finding says how many there are (``sources_to_read``: spans resolvable at
     the round less ``distinct_source_spans``) against how many the floor needs.

@@ -48,13 +48,13 @@ class NegationFlipped(Rule):
     every content word of the child's clause, so a summary that only speaks of the same
     object ("updated the config file") or restates the rule in other words stays quiet.
     A summary that restates the rule and then reverses it flips it too (its last word on
-    the rule decides: "Do not delete X. Update: delete X.", adv98 #2), unless the person
+    the rule decides: "Do not delete X. Update: delete X."), unless the person
     lifted it: a person's span of the fold, born later, states it reversed (not in a
-    question), and the fold then loses nothing (``recall/analysis/lifted.py``;
-    usertest54 #3). Also a value the child binds to a name (a version pin
+    question), and the fold then loses nothing (``recall/analysis/lifted.py``). Also
+    a value the child binds to a name (a version pin
     ``lib2==1.2.0``, an assignment ``read_timeout_ms=45000``, "set X to N") that the
     fold binds to another value of its own, and to this one nowhere: "Pin lib2==1.3.0
-    because 1.2.0 breaks the serializer" changes the pin (usertest38 #3); a summary that
+    because 1.2.0 breaks the serializer" changes the pin; a summary that
     names lib2 before another value only in passing ("lib2 1.3.0 was tried") loses the
     pin (CA301) but does not restate it.
 
@@ -63,7 +63,7 @@ class NegationFlipped(Rule):
     carried and the agent follows the opposite instruction.  Survival no longer counts a
     flipped rule as kept (``recall.survival.flipped``), and ``trace`` says "flipped at
     fold F", of the rule and of a flag or words inside it alike ("--force", "Never use
-    --force", "force": usertest38 #4).
+    --force", "force").
 
     Known problems: antonyms are a fixed list of pairs (enable/disable, allow/forbid,
     add/remove, start/stop, ...); a reversal by a verb pair outside it ("always keep the
@@ -155,7 +155,7 @@ class UnsupportedSummaryClaim(Rule):
     contained an injected instruction"), unless it only names what was worked on and
     asserts nothing about it ("Discussed dependency setup and release script flags.",
     "Reviewed the retry logic": a verb of attention first, then no "that", "which",
-    verb of being, modal, negation or verb of finding; usertest38 #5): what such a
+    verb of being, modal, negation or verb of finding): what such a
     summary loses is silent-discriminating-fold's, and a discriminator in it is still
     judged.  One finding per distinct claim, at the latest summary stating it.  When
     earlier
@@ -327,16 +327,16 @@ class LostRuleViolated(Rule):
     the action.  And a version pin lost at a fold (a person's ``numpy==1.26.4``, "keep
     requests pinned at 2.31.0") whose package a later call installs, adds or upgrades
     with no version or another one ("installed 'numpy' without the pin":
-    :mod:`compaction_audit.recall.unpinned`; adv123 #5).  A rule is the person's or a
+    :mod:`compaction_audit.recall.unpinned`).  A rule is the person's or a
     document's (a tool's output, a file read): the assistant's own "I will not use
     --force" is an intent.  No finding where the person granted the act between the rule
     and the call ("--force is fine now", "you can force push it", before the compaction
-    or after it: :mod:`compaction_audit.recall.permitted`; adv123 #2); a grant covers only
+    or after it: :mod:`compaction_audit.recall.permitted`); a grant covers only
     the calls it names, so a later call it does not cover is the finding ("you can force
     push feature/x", then a force push of main), and a grant the person took back by a
-    rewind (:mod:`compaction_audit.takeback`) permits nothing (usertest69 #2).  A call the person
+    rewind (:mod:`compaction_audit.takeback`) permits nothing.  A call the person
     rejected, cancelled, denied or a hook blocked is said to be tried, not run (``refused``
-    in the values: adv123 #9, adv124 #8), a call that ran named before it (adv124 #7):
+    in the values), a call that ran named before it:
     the attempt shows the loss mattered.
 
     Why it matters: issue 12, point 4: a fold dropped "Do not run `lint-tool analyze`
@@ -352,7 +352,7 @@ class LostRuleViolated(Rule):
     other quoted string is read as a command a program may run (``bash -lc``, ``psql
     -c``, ``ssh HOST``, ``"$(...)"``), nor in a call of a tool that runs no command
     (Edit, apply_patch, Grep, Read, TodoWrite, ...:
-    :mod:`compaction_audit.recall.callwords`; adv123 #1; a script written whole by Write
+    :mod:`compaction_audit.recall.callwords`; a script written whole by Write
     is read, and said "wrote"), nor in a here-document written to a document or read as
     a commit message; the rule's scope is not read ("--force on main" is broken by a
     push of another branch).  A force-push spelled short (``git push -f``, ``git push
@@ -367,12 +367,12 @@ class LostRuleViolated(Rule):
     flag alone, so a prose dash ("the debug build \u2014verbose logs ...") forbids no
     ``--verbose`` of another command.  Only the run and write verbs listed in
     :mod:`compaction_audit.recall.forbids` are read (with "commit with --no-verify",
-    "force-push", "push -f" and "avoid git reset --hard": adv123 #4; "do not delete X"
+    "force-push", "push -f" and "avoid git reset --hard"; "do not delete X"
     and "don't edit migrations/" are not checked as acts; a lost identifier reused by a
     destructive command is).  A rule is lost when nothing in reach holds it: a rule whose
     span a fold offloaded to a store is recoverable, not lost, so a call that breaks it
     before it is read again is not this rule's (a finding of the fold, such as
-    topic-only-fold, may still name it; adv116 B4).
+    topic-only-fold, may still name it).
     """
 
     episodic = False

@@ -267,7 +267,7 @@ class SilentDiscriminatingFold(Rule):
     an error from a version pin up (numbers, scopes, causes, negations, rules), a
     warning for identifiers, orderings and links, an error again for an ordering a
     person typed, a name they typed with a digit, a dot or a slash in it (a migration
-    id, a file, a URL: usertest71 #3; not a bare flag: adv139 #4), and any fact they
+    id, a file, a URL; not a bare flag), and any fact they
     asked for again (tiers 1 and 2: :func:`person_fact`).  A fold whose lost
     items are all in the low tiers (other prose, values and
     identifiers from tool output, finished work;
