@@ -10,8 +10,9 @@ stopped writing summary texts turned every loss into "resolved" under ``diff
 --fail-on-new`` with no word, and made the audit of the trace a silent pass for these
 rules (usertest73, the developer's own check of its #2).
 
-A product's compactions are left out: an adapter marks those it could not check
-(``lost_checked``, an opaque or redacted summary), which every format counts already.
+A product's compactions are left out, and a compaction marked as not checkable in any
+log (``lost_checked`` false, an opaque or redacted summary): every format counts those
+as compactions that could not be checked already.
 A fold whose children carry no text either has nothing to lose and is judged.
 """
 
@@ -42,10 +43,11 @@ def fold_text_rounds(ctx: Context) -> tuple[int, int]:
         return cached
     session = ctx.session
     counts = (0, 0)
-    if session.edges.height and not product_trace(session):
+    edges = _judged_edges(ctx)
+    if edges.height:
         has_text = (session.items.lazy().group_by("id")
                     .agg(pl.col("text").is_not_null().any().alias("t")))
-        rows = one(session.edges.lazy().select("parent", "child", "ri")
+        rows = one(edges.lazy().select("parent", "child", "ri")
                    .join(has_text.rename({"id": "child", "t": "child_t"}), on="child")
                    .filter("child_t")
                    .join(has_text.rename({"id": "parent", "t": "fold_t"}), on="parent")
@@ -58,14 +60,28 @@ def fold_text_rounds(ctx: Context) -> tuple[int, int]:
     return counts
 
 
+def _judged_edges(ctx: Context) -> pl.DataFrame:
+    """The provenance edges these rules would compare: none in a product's trace, and
+    none of a compaction marked as not checkable (``opaque``, ``redacted`` or an
+    adapter's ``unchecked``, which make its ``lost_checked`` false in the report: counted
+    as "could not be checked" in every format)."""
+    session = ctx.session
+    if not session.edges.height or product_trace(session):
+        return session.edges.head(0)
+    opaque = [str(c["summary_id"]) for c in session.compactions  # as sections.py reads
+              if (c.get("opaque") or c.get("unchecked") or c.get("redacted"))  # them
+              and c.get("summary_id") is not None]
+    return (session.edges.filter(~pl.col("parent").is_in(opaque)) if opaque
+            else session.edges)
+
+
 def with_textless(ctx: Context, fired: pl.DataFrame) -> Outcome:
     """``fired`` as the :class:`Outcome` of a rule that compares folds' texts with their
     children's: the rounds of folds without a summary text (:func:`fold_text_rounds`)
     not evaluated, and, when there are any, the rounds judged: those with a fold that
     has one (0: the rule judged nothing); every round, :data:`NO_TEXT`, when no item of
     a trace with folds carries a text."""
-    if ctx.session.edges.height and not product_trace(ctx.session) and not bool(
-            ctx.session.items["text"].is_not_null().any()):
+    if _judged_edges(ctx).height and not bool(ctx.session.items["text"].is_not_null().any()):
         return Outcome(fired, {NO_TEXT: ctx.frame.height}, 0)
     textless, texted = fold_text_rounds(ctx)
     if not textless:
