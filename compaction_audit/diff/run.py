@@ -249,10 +249,10 @@ class RunDiff:
         (:func:`~compaction_audit.report.gaps.inversion_judged_less`), or that it judged
         neither (both "not applicable": no salience); "" when both were fully checked.  A
         candidate that stopped reading its compaction showed as 210 findings resolved,
-        with no word (adv29 F3).  When the candidate's one gap is that share, the count
-        is of the resolved units of salience-inversion and of the rules that judged the
-        baseline and not the candidate (:meth:`~compaction_audit.report.model.
-        SessionReport.unjudged_rules`) alone."""
+        with no word (adv29 F3).  When the candidate's only gaps are rounds rules could
+        not judge (salience-inversion's; the fold rules' for want of a summary text,
+        :func:`~compaction_audit.report.gaps.folds_judged_less`), the count is of the
+        resolved units of the rules that judged less alone (:func:`_judged_less_rules`)."""
         parts = []
         resolved = self.by_status("resolved")
         for label, r, other in (("baseline", self.baseline, self.candidate),

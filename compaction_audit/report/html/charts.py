@@ -213,10 +213,9 @@ def debt_chart(points: list[dict[str, Any]], marks: list[dict[str, Any]]
     """Recall debt over rounds, a step at the round where it changes: one line per debt
     column (``quantity``; a line named for several, ``recall_debt = recall_debt_fold``,
     where they are equal: see :func:`~compaction_audit.report.html.data.same_lines`),
-    one panel.  The total
-    (:data:`TOTAL`) is dashed and drawn last, its legend entry saying so: where it
-    runs a few units above a part (a handful lost by eviction beside hundreds by
-    folds), the part shows through."""
+    one panel.  The total (:data:`TOTAL`) is dashed and drawn last, its legend entry
+    saying so: where it runs a few units above a part (a handful lost by eviction
+    beside hundreds by folds), the part shows through."""
     pick = _pick()
     data = alt.NamedData(name=POINTS)
     labels = sorted({p["quantity"] for p in points})
