@@ -18,7 +18,7 @@ from compaction_audit.report.gaps import (
 )
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules.base import Severity
-from compaction_audit.rules.textless import NO_TEXT, TEXTLESS
+from compaction_audit.rules.textless import TEXT_REASONS
 
 
 @dataclass
@@ -384,7 +384,7 @@ def _judged_less_rules(r: SessionReport, other: SessionReport, inverted: bool,
     (:mod:`compaction_audit.rules.textless`), and those that judged ``other`` and not
     ``r`` (:meth:`~compaction_audit.report.model.SessionReport.unjudged_rules`)."""
     return ({INVERSION_CODE} if inverted else set()) | (
-        {n.code for n in r.not_evaluated if n.reason in (TEXTLESS, NO_TEXT)}
+        {n.code for n in r.not_evaluated if n.reason in TEXT_REASONS}
         if folded else set()) | (set(r.unjudged_rules()) - set(other.unjudged_rules()))
 
 

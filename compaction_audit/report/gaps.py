@@ -23,14 +23,14 @@ and escapes it as its other messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from compaction_audit.report.model import SessionReport, fails, reader_notes
 from compaction_audit.rules.base import Severity
 from compaction_audit.rules.boundary import BARE_COMPACTION, WINDOW_REASON, SalienceInversion
 from compaction_audit.rules.recall import SilentDiscriminatingFold
-from compaction_audit.rules.textless import NO_TEXT, TEXTLESS
+from compaction_audit.rules.textless import TEXT_REASONS
 
 INVERSION_CODE = SalienceInversion.code
 """The rule whose rounds judged the inversion onset rests on (``diff``'s onset gate)."""
@@ -231,9 +231,7 @@ def _judged_less(mine: tuple[int, int], theirs: tuple[int, int], rule: str) -> s
 def _fold_text_unjudged(s: SessionReport) -> tuple[int, int]:
     """(rounds, of how many): the rounds of ``s`` whose folds silent-discriminating-fold
     could not compare for want of text."""
-    rounds = sum(n.rounds for n in s.not_evaluated
-                 if n.code == FOLD_CODE and n.reason in (TEXTLESS, NO_TEXT))
-    return min(rounds, s.n_rounds), s.n_rounds
+    return _unjudged(s, FOLD_CODE, lambda reason: reason in TEXT_REASONS)
 
 
 def _inversion_unjudged(s: SessionReport) -> tuple[int, int]:
@@ -244,9 +242,15 @@ def _inversion_unjudged(s: SessionReport) -> tuple[int, int]:
     (:data:`~compaction_audit.rules.boundary.BARE_COMPACTION`: usertest73 #1, a Claude
     Code trace that ended at its compaction was "checked less" than the whole run, and
     failed ``diff --fail-on-new``)."""
-    rounds = sum(n.rounds for n in s.not_evaluated
-                 if n.code == INVERSION_CODE and not n.reason.startswith(WINDOW_REASON)
-                 and n.reason != BARE_COMPACTION)
+    return _unjudged(s, INVERSION_CODE, lambda reason: not reason.startswith(WINDOW_REASON)
+                     and reason != BARE_COMPACTION)
+
+
+def _unjudged(s: SessionReport, code: str, counted: Callable[[str], bool]
+              ) -> tuple[int, int]:
+    """(rounds, of how many): the rounds of ``s`` rule ``code`` did not evaluate for a
+    reason ``counted`` takes, at most every round."""
+    rounds = sum(n.rounds for n in s.not_evaluated if n.code == code and counted(n.reason))
     return min(rounds, s.n_rounds), s.n_rounds
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from compaction_audit.model import Session
 from compaction_audit.plans import one
 from compaction_audit.rules.base import Context, Outcome
 from compaction_audit.takeback import product_trace
@@ -33,18 +34,40 @@ NO_TEXT = "not applicable: no span or summary carries a text"
 (as salience-disagreement's, which has no text to rebuild a cosine from)."""
 
 
-def fold_text_rounds(ctx: Context) -> tuple[int, int]:
+TEXT_REASONS = (TEXTLESS, NO_TEXT)
+"""The notes these rules give for want of text (``diff`` compares their rounds:
+:func:`compaction_audit.report.gaps.folds_judged_less`)."""
+
+
+def with_textless(ctx: Context, fired: pl.DataFrame) -> Outcome:
+    """``fired`` as the :class:`Outcome` of a rule that compares folds' texts with their
+    children's: the rounds of folds without a summary text (:func:`_fold_text`) not
+    evaluated, and, when there are any, the rounds judged: those with a fold that has
+    one (0: the rule judged nothing); every round, :data:`NO_TEXT`, when no item of a
+    trace with folds carries a text."""
+    textless, texted = _fold_text(ctx)
+    if textless is None:
+        return Outcome(fired, {NO_TEXT: ctx.frame.height}, 0)
+    if not textless:
+        return Outcome(fired)
+    return Outcome(fired, {TEXTLESS: textless}, texted)
+
+
+def _fold_text(ctx: Context) -> tuple[int | None, int]:
     """(rounds with a fold of text-carrying children whose summary has no text, rounds
-    with a fold of text-carrying children whose summary has one), over the session's
-    provenance edges (a round counts once in each at most; both (0, 0) for a product's
-    trace and for a trace with no fold).  Cached per audit."""
-    if "fold_text_rounds" in ctx.cache:
-        cached: tuple[int, int] = ctx.cache["fold_text_rounds"]
+    with a fold of text-carrying children whose summary has one), over the provenance
+    edges these rules compare (:func:`_judged_edges`; a round counts once in each at
+    most; (0, 0) without such an edge), or (None, 0) when those edges exist and no item
+    carries a text.  Computed once per audit, for the three rules."""
+    if "fold_text" in ctx.cache:
+        cached: tuple[int | None, int] = ctx.cache["fold_text"]
         return cached
     session = ctx.session
-    counts = (0, 0)
-    edges = _judged_edges(ctx)
-    if edges.height:
+    counts: tuple[int | None, int] = (0, 0)
+    edges = _judged_edges(session)
+    if edges.height and not bool(session.items["text"].is_not_null().any()):
+        counts = (None, 0)
+    elif edges.height:
         has_text = (session.items.lazy().group_by("id")
                     .agg(pl.col("text").is_not_null().any().alias("t")))
         rows = one(edges.lazy().select("parent", "child", "ri")
@@ -56,16 +79,15 @@ def fold_text_rounds(ctx: Context) -> tuple[int, int]:
                    .select((~pl.col("all_text")).sum().alias("textless"),
                            pl.col("some_text").sum().alias("texted")))
         counts = (int(rows["textless"][0] or 0), int(rows["texted"][0] or 0))
-    ctx.cache["fold_text_rounds"] = counts
+    ctx.cache["fold_text"] = counts
     return counts
 
 
-def _judged_edges(ctx: Context) -> pl.DataFrame:
+def _judged_edges(session: Session) -> pl.DataFrame:
     """The provenance edges these rules would compare: none in a product's trace, and
     none of a compaction marked as not checkable (``opaque``, ``redacted`` or an
     adapter's ``unchecked``, which make its ``lost_checked`` false in the report: counted
     as "could not be checked" in every format)."""
-    session = ctx.session
     if not session.edges.height or product_trace(session):
         return session.edges.head(0)
     opaque = [str(c["summary_id"]) for c in session.compactions  # as sections.py reads
@@ -73,17 +95,3 @@ def _judged_edges(ctx: Context) -> pl.DataFrame:
               and c.get("summary_id") is not None]
     return (session.edges.filter(~pl.col("parent").is_in(opaque)) if opaque
             else session.edges)
-
-
-def with_textless(ctx: Context, fired: pl.DataFrame) -> Outcome:
-    """``fired`` as the :class:`Outcome` of a rule that compares folds' texts with their
-    children's: the rounds of folds without a summary text (:func:`fold_text_rounds`)
-    not evaluated, and, when there are any, the rounds judged: those with a fold that
-    has one (0: the rule judged nothing); every round, :data:`NO_TEXT`, when no item of
-    a trace with folds carries a text."""
-    if _judged_edges(ctx).height and not bool(ctx.session.items["text"].is_not_null().any()):
-        return Outcome(fired, {NO_TEXT: ctx.frame.height}, 0)
-    textless, texted = fold_text_rounds(ctx)
-    if not textless:
-        return Outcome(fired)
-    return Outcome(fired, {TEXTLESS: textless}, texted)
