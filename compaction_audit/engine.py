@@ -77,7 +77,8 @@ def run_rules(ctx: Context, rules: list[Rule],
         if not keep_caches:
             forget_text_caches()  # the trace's texts, memoized by the rule's text work
         for reason, count in outcome.not_evaluated.items():
-            notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count))
+            notes_of[at].append(NotEvaluated(rule.name, rule.code, reason, count,
+                                             outcome.of.get(reason)))
         skipped = sum(outcome.not_evaluated.values())
         if n and outcome.not_evaluated and (
                 outcome.judged == 0 if outcome.judged is not None else skipped >= n):

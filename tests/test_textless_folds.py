@@ -85,13 +85,13 @@ def test_a_candidate_without_summary_texts_fails_the_diff_gates(tmp_path: Path) 
     assert result.exit_code == 1, result.output
     out = " ".join(result.output.split())
     assert ("the candidate could not be checked as fully as the baseline: CA301 "
-            "silent-discriminating-fold not judged at 1 of 4 rounds (the baseline: 0 of 4)"
-            ) in out
+            "silent-discriminating-fold not judged at 1 of 3 rounds with a fold (the "
+            "baseline: none)") in out  # rounds 1-3 fold; round 0 has none
     assert out.endswith("candidate not fully checked: CA301 silent-discriminating-fold not "
-                        "judged at 1 of 4 rounds")  # no resolved unit to say unread
+                        "judged at 1 of 3 rounds with a fold")  # no resolved unit: no unread
     swapped = run("diff", str(cand), str(base), "--fail-on-new", "error")
     assert swapped.exit_code == 0, swapped.output
     assert ("baseline not fully checked: CA301 silent-discriminating-fold not judged at 1 "
-            "of 4 rounds") in " ".join(swapped.output.split())
+            "of 3 rounds with a fold") in " ".join(swapped.output.split())
     same = run("diff", str(cand), str(cand), "--fail-on-new", "error")
     assert same.exit_code == 0, same.output

@@ -71,7 +71,8 @@ def diff_command(
              "candidate was checked less than the baseline (more compactions that could "
              "not be checked, more lines not read, more checks stopped at a limit, or a "
              "larger share of rounds salience-inversion could not judge for want of "
-             "salience or tokens, or whose folds had no summary text to compare): what "
+             "salience or tokens, or of rounds with a fold whose folds had no summary "
+             "text to compare): what "
              "it resolves may be unread.")
     ] = None,
     quiet: Annotated[bool, typer.Option(

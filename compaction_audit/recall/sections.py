@@ -13,6 +13,7 @@ import polars as pl
 
 from compaction_audit.model import Session
 from compaction_audit.recall.analysis import Recall
+from compaction_audit.recall.bare import NO_SUMMARY_TEXT, compactions_without_text
 from compaction_audit.recall.ranking import (
     person_source,
     rank_lost,
@@ -165,11 +166,14 @@ def _file_of(key: str, line_file: Any, own_lines: set[Any], span: Any, other: An
     return {key: _span_file(line_file, own_lines, span, other)["span_file"]}
 
 
-def loss_unchecked(c: dict[str, Any]) -> bool:
+def loss_unchecked(c: dict[str, Any], bare: frozenset[str] = frozenset()) -> bool:
     """Whether the loss of compaction ``c`` (an adapter's ``compaction`` extension)
-    cannot be checked: its summary is opaque (encrypted) or redacted, or its adapter
-    marked it ``unchecked`` (a Cline compaction file read without its messages)."""
-    return bool(c.get("opaque") or c.get("redacted") or c.get("unchecked"))
+    cannot be checked: its summary is opaque (encrypted) or redacted, its adapter
+    marked it ``unchecked`` (a Cline compaction file read without its messages), or
+    its summary is one of ``bare``, those that carry no text over a child that does
+    (:func:`~compaction_audit.recall.bare.compactions_without_text`)."""
+    return bool(c.get("opaque") or c.get("redacted") or c.get("unchecked")
+                or c.get("summary_id") in bare)
 
 
 DEBT_UNKNOWN = ("recall_debt", "recall_debt_fold", "recall_debt_eviction")
@@ -183,7 +187,8 @@ def debt_checked(debt: pl.DataFrame, session: Session, redacted: bool) -> pl.Dat
     ``redacted``): what it lost is not counted, so a count there would be a floor read
     as a measure (a 0 plotted after an encrypted compaction; ``diff`` called it
     "8 -> 0 (-8)", usertest26 #1)."""
-    rounds = [c["ri"] for c in session.compactions if loss_unchecked(c)]
+    bare = compactions_without_text(session)
+    rounds = [c["ri"] for c in session.compactions if loss_unchecked(c, bare)]
     start = 0 if redacted else min(rounds, default=None)
     if start is None or not set(DEBT_UNKNOWN) <= set(debt.columns):
         return debt
@@ -191,14 +196,16 @@ def debt_checked(debt: pl.DataFrame, session: Session, redacted: bool) -> pl.Dat
                              for name in DEBT_UNKNOWN)
 
 
-def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bool
-             ) -> list[list[dict[str, Any]]]:
+def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bool,
+             bare: frozenset[str]) -> list[list[dict[str, Any]]]:
     """For each compaction, the rows of ``lost`` (as dicts, in its order) lost at it:
     ``lost_round`` equal to its ``round`` or ``fold`` equal to its ``summary_id`` (a
     string; another type names no fold); none
-    for a compaction not checked (opaque, redacted or ``unchecked``).  Two joins for all
+    for a compaction not checked (opaque, redacted, ``unchecked`` or a summary of
+    ``bare``: :func:`loss_unchecked`).  Two joins for all
     compactions (was one query per compaction, issue 11, class 5)."""
-    checked = [i for i, c in enumerate(compactions) if not (redacted or loss_unchecked(c))]
+    checked = [i for i, c in enumerate(compactions)
+               if not (redacted or loss_unchecked(c, bare))]
     out: list[list[dict[str, Any]]] = [[] for _ in compactions]
     if not checked or lost.height == 0:
         return out
@@ -246,10 +253,12 @@ def compaction_view(session: Session, recall: Recall,
     definitions included, so that quotient mixes two scales and grows with everything
     the compaction did not touch; docs/adapters.md, "In the report"), ``lost_checked`` (false
     for an opaque summary, or a redacted one: the compaction marked so, or a log that is
-    mostly redaction placeholders, or one an adapter marked ``unchecked``),
+    mostly redaction placeholders, or one an adapter marked ``unchecked``, or a summary
+    with no text over a child with one: :mod:`compaction_audit.recall.bare`),
     ``not_checked_reason`` ("opaque", "redacted", the adapter's ``unchecked`` reason
-    such as "no messages file", or null), ``transcript_reference`` (the path a summary
-    names with "read the full transcript at", else null; not counted as a reference)
+    such as "no messages file", "no summary text", or null), ``transcript_reference``
+    (the path a summary names with "read the full transcript at", else null; not
+    counted as a reference)
     and ``lost``: the discriminators of the folded content that became unrecoverable
     at that compaction in report order (:func:`ranked_lost`), each with ``tier``, ``tier_name``,
     ``tier_why``, ``finished_item`` and ``finished_line`` (tier 7: the work item or
@@ -272,7 +281,8 @@ def compaction_view(session: Session, recall: Recall,
     line_file = session.header.extra.get("span_line_file")
     own_lines = set(session.header.extra.get("span_line_file_except") or ())
     other_file = session.header.extra.get("span_line_file_except_in")
-    lost_at = _lost_at(lost, session.compactions, recall.redacted)
+    bare = compactions_without_text(session)
+    lost_at = _lost_at(lost, session.compactions, recall.redacted, bare)
     folded = _folded_tokens(session)
     for c, rows in zip(session.compactions, lost_at, strict=True):
         sid = c.get("summary_id")
@@ -283,6 +293,7 @@ def compaction_view(session: Session, recall: Recall,
         opaque = bool(c.get("opaque"))
         unchecked = c.get("unchecked")  # an adapter's reason (a Cline file read alone)
         redacted = bool(c.get("redacted")) or recall.redacted
+        textless = c.get("summary_id") in bare and not (opaque or unchecked or redacted)
         ratio = into / size if isinstance(into, int) and isinstance(size, int) \
             and size > 0 and into > 0 and not opaque else None
         entries = [{"kind": d["kind"], "text": d["text"], "span": d["span"],
@@ -312,10 +323,11 @@ def compaction_view(session: Session, recall: Recall,
         pointer = re.search(TRANSCRIPT_POINTER, text)
         out.append({**c, **({"summary_tokens": size} if size is not None else {}),
                     "folded_tokens": into, "compression_ratio": ratio, "lost": entries,
-                    "lost_checked": not (opaque or redacted or unchecked),
+                    "lost_checked": not (opaque or redacted or unchecked or textless),
                     "not_checked_reason": "opaque" if opaque else
                     str(unchecked) if unchecked else
-                    "redacted" if redacted else None,
+                    "redacted" if redacted else
+                    NO_SUMMARY_TEXT if textless else None,
                     "transcript_reference": pointer.group(1).rstrip(".,;)") if pointer
                     else None})
     return out

@@ -29,15 +29,18 @@ from dataclasses import dataclass
 from compaction_audit.report.model import SessionReport, fails, reader_notes
 from compaction_audit.rules.base import Severity
 from compaction_audit.rules.boundary import BARE_COMPACTION, WINDOW_REASON, SalienceInversion
-from compaction_audit.rules.recall import SilentDiscriminatingFold
+from compaction_audit.rules.faithfulness import NegationFlipped
+from compaction_audit.rules.recall import SilentDiscriminatingFold, TopicOnlyFold
 from compaction_audit.rules.textless import TEXT_REASONS
 
 INVERSION_CODE = SalienceInversion.code
 """The rule whose rounds judged the inversion onset rests on (``diff``'s onset gate)."""
 
-FOLD_CODE = SilentDiscriminatingFold.code
-"""The fold rule whose rounds not judged for want of text ``diff`` compares
-(:func:`folds_judged_less`; topic-only-fold and negation-flipped skip the same rounds)."""
+FOLD_RULES = tuple((r.code, r.name) for r in (SilentDiscriminatingFold, TopicOnlyFold,
+                                               NegationFlipped))
+"""The fold rules whose rounds not judged for want of text ``diff`` compares
+(:func:`folds_judged_less`), in order: the first that ran and judged less is named
+(adv143 F2: with silent-discriminating-fold deselected, topic-only-fold's gap passed)."""
 
 COMPACTIONS = ("compaction not checked", "compactions checked")
 """The ``github`` title and the JUnit case of a compaction that could not be checked."""
@@ -183,10 +186,11 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
     if less:  # a larger share (usertest38 #1: an onset gone)
         base, base_n = _inversion_unjudged(baseline)
         out.append(f"{less} (the baseline: {base:,} of {base_n:,})")
-    less = folds_judged_less(candidate, baseline)
-    if less:  # no summary text to compare with
-        base, base_n = _fold_text_unjudged(baseline)
-        out.append(f"{less} (the baseline: {base:,} of {base_n:,})")
+    code = _fold_rule_less(candidate, baseline)
+    if code:  # no summary text to compare with
+        base, base_n = _fold_text_unjudged(baseline, code)
+        out.append(f"{folds_judged_less(candidate, baseline)} (the baseline: "
+                   + (f"{base:,} of {base_n:,})" if base else "none)"))
     base_stops, cand_stops = len(baseline.limits), len(candidate.limits)
     if cand_stops > base_stops:  # a check stopped at its cap judged less (usertest28 #1)
         out.append(f"{_n(cand_stops, 'check')} stopped at a limit (the baseline: "
@@ -210,28 +214,49 @@ def inversion_judged_less(s: SessionReport, other: SessionReport) -> str:
 
 
 def folds_judged_less(s: SessionReport, other: SessionReport) -> str:
-    """``"CA301 silent-discriminating-fold not judged at 40 of 40 rounds"`` when the fold
-    rules could not compare the folds of a larger share of ``s``'s rounds than of
-    ``other``'s for want of text (:mod:`compaction_audit.rules.textless`), else "": the
-    losses of a run whose logger stopped writing summary texts "resolved" (usertest73,
-    the developer's check of its #2)."""
-    return _judged_less(_fold_text_unjudged(s), _fold_text_unjudged(other),
-                        f"{FOLD_CODE} silent-discriminating-fold")
+    """``"CA301 silent-discriminating-fold not judged at 40 of 40 rounds with a fold"``
+    when a fold rule (:data:`FOLD_RULES`, the first that judged less) could not compare
+    the folds of a larger share of ``s``'s rounds with a fold than of ``other``'s for
+    want of text (:mod:`compaction_audit.rules.textless`), else "": the losses of a run
+    whose logger stopped writing summary texts "resolved" (usertest73, the developer's
+    check of its #2).  A share of the rounds with a fold, not of every round: a run that
+    folds more often is not checked less for it (adv143 F3), and one whose only fold
+    has no text is (F4)."""
+    code = _fold_rule_less(s, other)
+    if code is None:
+        return ""
+    name = dict(FOLD_RULES)[code]
+    return _judged_less(_fold_text_unjudged(s, code), _fold_text_unjudged(other, code),
+                        f"{code} {name}", " with a fold")
 
 
-def _judged_less(mine: tuple[int, int], theirs: tuple[int, int], rule: str) -> str:
-    """``"<rule> not judged at 12 of 13 rounds"`` when ``mine`` (rounds not judged, of
-    how many) is a larger share than ``theirs``, else ""."""
+def _fold_rule_less(s: SessionReport, other: SessionReport) -> str | None:
+    """The code of the first of :data:`FOLD_RULES` both runs ran that could not judge a
+    larger share of ``s``'s rounds with a fold than of ``other``'s, else None."""
+    for code, _ in FOLD_RULES:
+        if code in s.rules_run and code in other.rules_run and _judged_less(
+                _fold_text_unjudged(s, code), _fold_text_unjudged(other, code), code):
+            return code
+    return None
+
+
+def _judged_less(mine: tuple[int, int], theirs: tuple[int, int], rule: str,
+                 which: str = "") -> str:
+    """``"<rule> not judged at 12 of 13 rounds<which>"`` when ``mine`` (rounds not
+    judged, of how many) is a larger share than ``theirs``, else ""."""
     (mine_k, mine_n), (theirs_k, theirs_n) = mine, theirs
     if mine_k * max(theirs_n, 1) <= theirs_k * max(mine_n, 1):
         return ""
-    return f"{rule} not judged at {mine_k:,} of {_n(mine_n, 'round')}"
+    return f"{rule} not judged at {mine_k:,} of {_n(mine_n, 'round')}{which}"
 
 
-def _fold_text_unjudged(s: SessionReport) -> tuple[int, int]:
-    """(rounds, of how many): the rounds of ``s`` whose folds silent-discriminating-fold
-    could not compare for want of text."""
-    return _unjudged(s, FOLD_CODE, lambda reason: reason in TEXT_REASONS)
+def _fold_text_unjudged(s: SessionReport, code: str) -> tuple[int, int]:
+    """(rounds, of how many rounds with a fold): the rounds of ``s`` whose folds the fold
+    rule ``code`` could not compare for want of text (the rounds with a fold are known
+    where it noted some: ``NotEvaluated.of``; (0, every round) where it noted none)."""
+    notes = [n for n in s.not_evaluated if n.code == code and n.reason in TEXT_REASONS]
+    of = max((n.of for n in notes if n.of is not None), default=s.n_rounds)
+    return min(sum(n.rounds for n in notes), of), of
 
 
 def _inversion_unjudged(s: SessionReport) -> tuple[int, int]:

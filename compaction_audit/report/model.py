@@ -41,12 +41,16 @@ FAIL_ON = ("error", "warning", "info", "never")
 
 @dataclass
 class NotEvaluated:
-    """A rule that could not judge ``rounds`` rounds, and why."""
+    """A rule that could not judge ``rounds`` rounds, and why; ``of``: the rounds the
+    rule looks at, where it looks at some only (the rounds with a fold), None for every
+    round.  ``diff`` compares ``rounds`` over ``of`` between two runs; no report
+    format writes ``of``."""
 
     rule: str
     code: str
     reason: str
     rounds: int
+    of: int | None = None
 
 
 @dataclass

@@ -160,12 +160,16 @@ class Outcome:
     ``entity``/``message`` when present).  ``not_evaluated`` maps a reason to a count
     of rounds.  ``judged`` is the number of rounds the rule judged, where the rule
     counts it exactly (None: every round not in ``not_evaluated``; the reasons'
-    rounds may overlap, so their sum can exceed the rounds not judged).
+    rounds may overlap, so their sum can exceed the rounds not judged).  ``of`` maps a
+    reason to the rounds its count is a share of, where the rule looks at some rounds
+    only (the rounds with a fold: :mod:`compaction_audit.rules.textless`); a reason not
+    there is a share of every round.
     """
 
     fired: pl.DataFrame
     not_evaluated: dict[str, int] = field(default_factory=dict)
     judged: int | None = None
+    of: dict[str, int] = field(default_factory=dict)
 
 
 class Rule:

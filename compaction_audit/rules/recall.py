@@ -281,8 +281,9 @@ class SilentDiscriminatingFold(Rule):
     an error: every lost fact ranks other prose or below").  A dropped fact another
     span still holds does not weigh in the severity of a fold that lost others.
     Harness text (caveats, skill documents, command wrappers) never yields a finding.
-    A fold whose summary carries no text has nothing to compare: its round is counted
-    as not evaluated (in a log with no text at all, the rule is not applicable).
+    A fold whose summary carries no text over a child that has one has nothing to
+    compare: its round is counted as not evaluated, and such a compaction as one that
+    could not be checked (in a log with no text at all, the rule is not applicable).
 
     Known problems: discriminators are found by regex heuristics
     (docs/discriminators.md, "Known limitations"): a number restated in words or a fact

@@ -10,20 +10,26 @@ stopped writing summary texts turned every loss into "resolved" under ``diff
 --fail-on-new`` with no word, and made the audit of the trace a silent pass for these
 rules (usertest73, the developer's own check of its #2).
 
-A product's compactions are left out, and a compaction marked as not checkable in any
-log (``lost_checked`` false, an opaque or redacted summary): every format counts those
-as compactions that could not be checked already.
-A fold whose children carry no text either has nothing to lose and is judged.
+A compaction the compactions section counts as not checked (``lost_checked`` false: an
+opaque or redacted summary, one an adapter marked, or one with no text,
+:mod:`compaction_audit.recall.bare`) is left out: every format counts it as a compaction
+that could not be checked already.  A fold whose children carry no text either has
+nothing to lose and is judged.  ``diff`` compares the share of the rounds with a fold
+that these rules could not judge (adv143 F3: a share of every round called a run that
+folded twice as often "checked less").
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import polars as pl
 
 from compaction_audit.model import Session
 from compaction_audit.plans import one
+from compaction_audit.recall.bare import compactions_without_text, folds_with_text, has_text
+from compaction_audit.recall.sections import loss_unchecked
 from compaction_audit.rules.base import Context, Outcome
-from compaction_audit.takeback import product_trace
 
 TEXTLESS = "a fold's summary carries no text to compare its children's text with"
 """The note of a round whose folds (one or more) have a summary without text and a
@@ -41,57 +47,69 @@ TEXT_REASONS = (TEXTLESS, NO_TEXT)
 
 def with_textless(ctx: Context, fired: pl.DataFrame) -> Outcome:
     """``fired`` as the :class:`Outcome` of a rule that compares folds' texts with their
-    children's: the rounds of folds without a summary text (:func:`_fold_text`) not
-    evaluated, and, when there are any, the rounds judged: those with a fold that has
-    one (0: the rule judged nothing); every round, :data:`NO_TEXT`, when no item of a
-    trace with folds carries a text."""
-    textless, texted = _fold_text(ctx)
-    if textless is None:
-        return Outcome(fired, {NO_TEXT: ctx.frame.height}, 0)
-    if not textless:
+    children's: the rounds of folds without a summary text (:func:`fold_text`) not
+    evaluated, each reason's share counted over the rounds with a fold (``of``, which
+    ``diff`` compares), and, when there are any, the rounds judged: those with a fold
+    that has a text or whose children have none (0: the rule judged nothing); every
+    round, :data:`NO_TEXT`, when no item of a trace with folds carries a text."""
+    counts = fold_text(ctx)
+    if counts.textless is None:
+        return Outcome(fired, {NO_TEXT: ctx.frame.height}, 0, {NO_TEXT: counts.folds})
+    if not counts.textless:
         return Outcome(fired)
-    return Outcome(fired, {TEXTLESS: textless}, texted)
+    return Outcome(fired, {TEXTLESS: counts.textless}, counts.judged,
+                   {TEXTLESS: counts.folds})
 
 
-def _fold_text(ctx: Context) -> tuple[int | None, int]:
-    """(rounds with a fold of text-carrying children whose summary has no text, rounds
-    with a fold of text-carrying children whose summary has one), over the provenance
-    edges these rules compare (:func:`_judged_edges`; a round counts once in each at
-    most; (0, 0) without such an edge), or (None, 0) when those edges exist and no item
-    carries a text.  Computed once per audit, for the three rules."""
+@dataclass(frozen=True)
+class FoldText:
+    """Rounds (counts) of the folds the fold rules compare (:func:`_judged_edges`): with
+    a fold whose summary has no text over a child that has one (``textless``; None when
+    such folds exist and no item of the trace carries a text), with a fold they judge
+    (``judged``: its summary has a text, or none of its children has one: nothing to
+    lose), with any fold (``folds``).  A round with both kinds counts in both."""
+
+    textless: int | None
+    judged: int
+    folds: int
+
+
+def fold_text(ctx: Context) -> FoldText:
+    """The :class:`FoldText` counts of ``ctx``'s session; computed once per audit, for
+    the three rules."""
     if "fold_text" in ctx.cache:
-        cached: tuple[int | None, int] = ctx.cache["fold_text"]
+        cached: FoldText = ctx.cache["fold_text"]
         return cached
     session = ctx.session
-    counts: tuple[int | None, int] = (0, 0)
+    counts = FoldText(0, 0, 0)
     edges = _judged_edges(session)
-    if edges.height and not bool(session.items["text"].is_not_null().any()):
-        counts = (None, 0)
-    elif edges.height:
-        has_text = (session.items.lazy().group_by("id")
-                    .agg(pl.col("text").is_not_null().any().alias("t")))
-        rows = one(edges.lazy().select("parent", "child", "ri")
-                   .join(has_text.rename({"id": "child", "t": "child_t"}), on="child")
-                   .filter("child_t")
-                   .join(has_text.rename({"id": "parent", "t": "fold_t"}), on="parent")
-                   .group_by("ri").agg(pl.col("fold_t").all().alias("all_text"),
-                                       pl.col("fold_t").any().alias("some_text"))
-                   .select((~pl.col("all_text")).sum().alias("textless"),
-                           pl.col("some_text").sum().alias("texted")))
-        counts = (int(rows["textless"][0] or 0), int(rows["texted"][0] or 0))
+    if edges.height:
+        folds = edges["ri"].n_unique()
+        if not bool(session.items["text"].is_not_null().any()):
+            counts = FoldText(None, 0, folds)
+        else:
+            rows = one(folds_with_text(edges, has_text(session))
+                       .with_columns((~pl.col("fold_t") & pl.col("child_t")).alias("bare"))
+                       .group_by("ri").agg(pl.col("bare").any().alias("textless"),
+                                           (~pl.col("bare")).any().alias("judged"))
+                       .select(pl.col("textless").sum(), pl.col("judged").sum()))
+            counts = FoldText(int(rows["textless"][0] or 0), int(rows["judged"][0] or 0),
+                              folds)
     ctx.cache["fold_text"] = counts
     return counts
 
 
 def _judged_edges(session: Session) -> pl.DataFrame:
-    """The provenance edges these rules would compare: none in a product's trace, and
-    none of a compaction marked as not checkable (``opaque``, ``redacted`` or an
-    adapter's ``unchecked``, which make its ``lost_checked`` false in the report: counted
-    as "could not be checked" in every format)."""
-    if not session.edges.height or product_trace(session):
-        return session.edges.head(0)
-    opaque = [str(c["summary_id"]) for c in session.compactions  # as sections.py reads
-              if (c.get("opaque") or c.get("unchecked") or c.get("redacted"))  # them
-              and c.get("summary_id") is not None]
-    return (session.edges.filter(~pl.col("parent").is_in(opaque)) if opaque
+    """The provenance edges these rules would compare: those of every fold but the
+    summaries of compactions the compactions section counts as not checked (in every
+    format): one marked ``opaque``, ``redacted`` or by an adapter ``unchecked``, or one
+    whose summary carries no text (:func:`~compaction_audit.recall.bare.compactions_without_text`;
+    adv143 F5).  A native log that names its own ``source_format`` is judged as any
+    other (adv143 F1: such a log's textless folds passed silently)."""
+    if not session.edges.height:
+        return session.edges
+    left_out = {str(c["summary_id"]) for c in session.compactions
+                if loss_unchecked(c) and c.get("summary_id") is not None}
+    left_out |= compactions_without_text(session)
+    return (session.edges.filter(~pl.col("parent").is_in(sorted(left_out))) if left_out
             else session.edges)

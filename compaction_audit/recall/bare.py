@@ -1,0 +1,66 @@
+"""Summaries that carry no text over children that do: folds no text comparison judges.
+
+The log format makes a summary's ``text`` optional (log-format spec, "summaries"); a
+fold whose summary has none while a child has one cannot be compared with what it
+folded.  The compactions section counts such a compaction as one that could not be
+checked (:func:`compaction_audit.recall.sections.compactions_with_loss`), and the fold
+rules count the rounds of other such folds as not evaluated
+(:mod:`compaction_audit.rules.textless`): a fold is never judged lossless for want of
+a text (adv143 F5: "1 compaction lost 0 fact(s)" over a summary with no text).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from compaction_audit.model import Session
+from compaction_audit.plans import one
+
+NO_SUMMARY_TEXT = "no summary text"
+"""A compaction's ``not_checked_reason`` when its summary carries no text and a child
+it folded does."""
+
+
+def has_text(session: Session) -> pl.LazyFrame:
+    """Per item id (``id``), whether any of its rows carries a ``text`` (``t``)."""
+    return (session.items.lazy().group_by("id")
+            .agg(pl.col("text").is_not_null().any().alias("t")))
+
+
+def folds_with_text(edges: pl.DataFrame, texts: pl.LazyFrame) -> pl.LazyFrame:
+    """Per fold of ``edges`` (its ``parent`` and ``ri``): whether its summary carries a
+    text (``fold_t``) and whether one of its children does (``child_t``); ``texts`` as
+    :func:`has_text` gives it.  An item with no row in ``texts`` counts as textless."""
+    return (edges.lazy().select("parent", "child", "ri")
+            .join(texts.rename({"id": "child", "t": "child_t"}), on="child", how="left")
+            .join(texts.rename({"id": "parent", "t": "fold_t"}), on="parent", how="left")
+            .group_by("parent", "ri")
+            .agg(pl.col("fold_t").fill_null(False).first(),
+                 pl.col("child_t").fill_null(False).any()))
+
+
+def summaries_without_text(session: Session, parents: list[str] | None = None
+                           ) -> frozenset[str]:
+    """The ids of the summaries that carry no text while a child they fold carries one,
+    over the provenance edges of ``session`` (those of the summaries ``parents`` only,
+    when given: the items read are then theirs and their children's); empty without
+    edges."""
+    edges = session.edges
+    if parents is not None:
+        edges = edges.filter(pl.col("parent").is_in(parents))
+    if not edges.height:
+        return frozenset()
+    texts = has_text(session)
+    if parents is not None:
+        ids = pl.concat([edges["parent"], edges["child"]]).unique().to_list()
+        texts = texts.filter(pl.col("id").is_in(ids))
+    rows = one(folds_with_text(edges, texts)
+               .filter(~pl.col("fold_t") & pl.col("child_t")).select("parent").unique())
+    return frozenset(str(p) for p in rows["parent"].to_list())
+
+
+def compactions_without_text(session: Session) -> frozenset[str]:
+    """:func:`summaries_without_text` of the summaries ``session``'s compactions name
+    (``summary_id``): a compaction whose loss cannot be checked for want of a text."""
+    ids = [sid for c in session.compactions if isinstance(sid := c.get("summary_id"), str)]
+    return summaries_without_text(session, ids) if ids else frozenset()
