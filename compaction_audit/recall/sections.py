@@ -197,7 +197,7 @@ def debt_checked(debt: pl.DataFrame, session: Session, redacted: bool) -> pl.Dat
 
 
 def _lost_at(lost: pl.DataFrame, compactions: list[dict[str, Any]], redacted: bool,
-             bare: frozenset[str]) -> list[list[dict[str, Any]]]:
+             bare: frozenset[str] = frozenset()) -> list[list[dict[str, Any]]]:
     """For each compaction, the rows of ``lost`` (as dicts, in its order) lost at it:
     ``lost_round`` equal to its ``round`` or ``fold`` equal to its ``summary_id`` (a
     string; another type names no fold); none
