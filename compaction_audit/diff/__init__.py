@@ -14,7 +14,13 @@ renderers (:mod:`compaction_audit.report.diff_render`) and the command print it.
   :func:`finding_units`, and classified new / resolved / persisting.
 """
 
-from compaction_audit.diff.findings import FindingDelta, compare_findings
+from compaction_audit.diff.findings import (
+    STATUSES,
+    FindingDelta,
+    candidate_end,
+    compare_findings,
+    status_heading,
+)
 from compaction_audit.diff.gates import (
     NEW_GATE,
     ONSET_GATE,
@@ -47,10 +53,37 @@ from compaction_audit.diff.units import (
 )
 
 __all__ = [
-    "FLOAT_TOLERANCE", "NEW_GATE", "ONSET_GATE", "ONSET_KEYS", "SERIES_COLUMNS", "STALE_CODE",
-    "VERDICTS", "FindingDelta", "FoldLosses", "Occurrence", "OnsetDelta", "RunDiff",
-    "align_series", "compare_findings", "compare_onsets", "describe", "diff_reports",
-    "failed_gates", "failed_heading", "finding_units", "fold_lost_units", "gate",
-    "gated_headline", "gates_named", "lost_keys", "onset_label", "quantities",
-    "split_onsets", "stated_units", "verdict",
+    "FLOAT_TOLERANCE",
+    "NEW_GATE",
+    "ONSET_GATE",
+    "ONSET_KEYS",
+    "SERIES_COLUMNS",
+    "STALE_CODE",
+    "STATUSES",
+    "VERDICTS",
+    "FindingDelta",
+    "FoldLosses",
+    "Occurrence",
+    "OnsetDelta",
+    "RunDiff",
+    "align_series",
+    "candidate_end",
+    "compare_findings",
+    "compare_onsets",
+    "describe",
+    "diff_reports",
+    "failed_gates",
+    "failed_heading",
+    "finding_units",
+    "fold_lost_units",
+    "gate",
+    "gated_headline",
+    "gates_named",
+    "lost_keys",
+    "onset_label",
+    "quantities",
+    "split_onsets",
+    "stated_units",
+    "status_heading",
+    "verdict",
 ]

@@ -1,4 +1,4 @@
-"""Finding units of two runs classified new, resolved or persisting."""
+"""Finding units of two runs classified new, resolved, unreached or persisting."""
 
 from __future__ import annotations
 
@@ -8,6 +8,15 @@ from compaction_audit.diff.units import Occurrence, dropped_units, finding_units
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Severity
 
+STATUSES = ("new", "resolved", "unreached", "persisting")
+"""A finding unit's statuses across two runs, in the order the reports list them."""
+
+
+def status_heading(status: str) -> str:
+    """A status as a heading: ``"Resolved"``; ``"Not reached"`` for the units the
+    baseline found first after the candidate's last round (:func:`candidate_end`)."""
+    return "Not reached" if status == "unreached" else status.capitalize()
+
 
 @dataclass(frozen=True)
 class FindingDelta:
@@ -15,7 +24,8 @@ class FindingDelta:
 
     ``identity`` is ``(code, key)`` with ``key`` ``"lost:<kind>:<text>"``,
     ``"entity:<id>"`` or ``"episode:<n>"`` (see :func:`finding_units`); ``status`` is
-    ``new``, ``resolved`` or ``persisting``; ``baseline``/``candidate`` are None on the
+    ``new``, ``resolved``, ``unreached`` or ``persisting``; ``baseline``/``candidate``
+    are None on the
     side where it does not occur.  ``baseline_code``: the rule that reported a
     persisting unit in the baseline when it is not ``code`` (a fact a topic-only fold
     lost there and a silent fold here: CA302, then CA301), else None.
@@ -39,7 +49,9 @@ class FindingDelta:
 
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
     """Finding units of both runs classified new (candidate only), resolved (baseline
-    only) or persisting (both), ordered by code, then (facts still held, ``held:``,
+    only, at a round the candidate reached), unreached (baseline only, first at a round
+    after the candidate's last: :func:`candidate_end`) or persisting (both), ordered by
+    code, then (facts still held, ``held:``,
     after the rest: usertest23 #4) severity, worst first (a fold's facts weigh by
     their own tier: usertest66 F4), first round, then (units of what folds lost) as the
     audit ranks the facts: tier, then its list's order.
@@ -85,9 +97,12 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
         if also is not None:
             c[ident] = _at_most(also, b[ident][1].severity)
     out = []
+    end = candidate_end(base, cand)
     for ident in b.keys() | c.keys():
         status = ("persisting" if ident in b and ident in c
-                  else "new" if ident in c else "resolved")
+                  else "new" if ident in c
+                  else "unreached" if end is not None and b[ident][1].first_round > end
+                  else "resolved")
         code = (c.get(ident) or b[ident])[0]
         occ_b, occ_c = b.get(ident), c.get(ident)
         out.append(FindingDelta(code, names[code], ident[1], status,
@@ -103,6 +118,19 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
                 *rank.get(d.key, (_NO_TIER, 0)), d.key)
 
     return sorted(out, key=order)
+
+
+def candidate_end(base: SessionReport, cand: SessionReport) -> int | None:
+    """The candidate's last round when it ends before the baseline's last and the two
+    number their rounds from the same start (the candidate's first round at or before
+    the baseline's), else None.  What the baseline found first after that round the
+    candidate never reached: not resolved there (usertest74 F4: a run cut at round 12
+    of 40 showed 358 units "resolved" and read as an improvement)."""
+    rounds_b, rounds_c = (r.series["round"].to_list() for r in (base, cand))
+    if not rounds_b or not rounds_c:
+        return None
+    last_c: int = max(rounds_c)
+    return last_c if min(rounds_c) <= min(rounds_b) and last_c < max(rounds_b) else None
 
 
 def _at_most(unit: tuple[str, Occurrence], severity: Severity) -> tuple[str, Occurrence]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from compaction_audit.conditions import can_invert
-from compaction_audit.diff.findings import FindingDelta, compare_findings
+from compaction_audit.diff.findings import FindingDelta, candidate_end, compare_findings
 from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
 from compaction_audit.report.gaps import (
@@ -47,7 +47,7 @@ class RunDiff:
         return next(o for o in self.onsets if o.name == name)
 
     def by_status(self, status: str) -> list[FindingDelta]:
-        """Finding units with ``status`` (new, resolved or persisting)."""
+        """Finding units with ``status`` (new, resolved, unreached or persisting)."""
         return [f for f in self.findings if f.status == status]
 
     @property
@@ -85,15 +85,22 @@ class RunDiff:
 
     def last_debt(self) -> tuple[int | None, int | None] | None:
         """``recall_debt`` at each run's last round (baseline, candidate), in
-        discriminators nothing in the context can recover (seed 002); a run's value is
-        None when its last round's debt is unknown (a compaction whose loss could not
-        be checked: :func:`compaction_audit.recall.sections.debt_checked`); None when a run
-        has no such column or no round."""
+        discriminators nothing in the context can recover (seed 002); the baseline's at
+        the candidate's last round where the candidate ends first (:func:`candidate_end`:
+        a run cut short had "665 -> 219 (-446)", usertest74 F4); a run's value is None
+        when that round's debt is unknown (a compaction whose loss could not be checked:
+        :func:`compaction_audit.recall.sections.debt_checked`); None when a run has no
+        such column or no round."""
         ends: list[int | None] = []
+        end = candidate_end(self.baseline, self.candidate)
         for r in (self.baseline, self.candidate):
             col = r.series.get_column("recall_debt", default=None)
             if col is None or col.len() == 0:
                 return None
+            if r is self.baseline and end is not None:
+                col = col.filter(r.series["round"] == end)
+                if col.len() == 0:  # the baseline has no such round: nothing to compare
+                    return None
             value = col[-1]
             ends.append(None if value is None else int(value))
         return ends[0], ends[1]
@@ -311,21 +318,28 @@ class RunDiff:
         elif parts and (one := self._drift_side()):  # one run's rounds (adv121 #5)
             parts[0] = (f"the {one} cannot invert (a condition of inversion fails), its "
                         "rounds read as drift: " + parts[0])
-        counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "persisting")}
+        counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "unreached",
+                                                      "persisting")}
+        end = candidate_end(self.baseline, self.candidate)
+        said = any("(the candidate ends at round" in p for p in parts)  # by an onset
+        words = {"unreached": "not reached" + ("" if said else
+                                               f" (the candidate ends at round {end})")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
-        parts.append(", ".join(f"{n} {s}" for s, n in counts.items()) + " finding unit(s)"
-                     + self._worse())
+        parts.append(", ".join(f"{n} {words.get(s, s)}" for s, n in counts.items()
+                               if n or s != "unreached")
+                     + " finding unit(s)" + self._worse())
         debt = self.last_debt()
+        at = "the last round" if end is None else f"round {end} (the candidate's last)"
         if debt is not None and debt[0] != debt[1]:
             # what a loop that cannot invert still loses (a product's compactions); what
             # it counts said, since the audit's "lost N facts" counts facts read again
             # too (usertest46 #5: "recall debt 0 -> 143" beside "lost 215 fact(s)")
             if debt[0] is None or debt[1] is None:
-                parts.append(f"{_DEBT} at the last round "
+                parts.append(f"{_DEBT} at {at} "
                              + " -> ".join("unknown" if d is None else f"{d:,}" for d in debt)
                              + " (a compaction whose loss could not be checked)")
             else:
-                parts.append(f"{_DEBT} at the last round {debt[0]:,} -> {debt[1]:,} "
+                parts.append(f"{_DEBT} at {at} {debt[0]:,} -> {debt[1]:,} "
                              f"({debt[1] - debt[0]:+,})")
         if self.diverging_rounds:
             parts.append(f"series differ at {len(self.diverging_rounds)} round(s)")

@@ -12,8 +12,9 @@ JSON shape (see docs/diff.md)::
      "series": {"quantities": [...], "diverging_rounds": [...],
                 "rows": [{"round", "<q>_baseline", "<q>_candidate", ...,
                           "in_baseline", "in_candidate", "diverges"}, ...]},
-     "findings": {"counts": {"new", "resolved", "persisting"},
-                  "new": [<unit>], "resolved": [<unit>], "persisting": [<unit>],
+     "findings": {"counts": {"new", "resolved", "unreached", "persisting"},
+                  "new": [<unit>], "resolved": [<unit>], "unreached": [<unit>],
+                  "persisting": [<unit>],
                   "<status>_truncated"?: {"truncated", "shown", "total", "by_rule"}},
      "gates": {"fail_if_onset_earlier", "fail_on_new", "passed", "reasons": [...]}}
 
@@ -35,6 +36,7 @@ from rich.text import Text
 
 from compaction_audit.diff import (
     FLOAT_TOLERANCE,
+    STATUSES,
     FindingDelta,
     Occurrence,
     RunDiff,
@@ -43,6 +45,7 @@ from compaction_audit.diff import (
     gates_named,
     onset_label,
     split_onsets,
+    status_heading,
 )
 from compaction_audit.report.gaps import coverage_phrases
 from compaction_audit.report.json_report import TOOL
@@ -76,7 +79,6 @@ VERDICT_STYLE = {"earlier": "bold red", "appeared": "bold red", "later": "green"
                  "disappeared": "green", "unchanged": "dim"}
 HEADLINE_STYLE = {"earlier": "bold red", "appeared": "bold red", "later": "bold green",
                   "disappeared": "bold green", "unchanged": "bold yellow"}
-STATUSES = ("new", "resolved", "persisting")
 SKIPPED_SHOWN = 20
 """Skipped records named per run (text and JSON); the count says the rest."""
 
@@ -379,7 +381,9 @@ def findings_section(diff: RunDiff, show_all: bool = False) -> RenderableType:
     parts: list[RenderableType] = []
     for status in STATUSES:
         units = diff.by_status(status)
-        parts.append(Text(f"{status.capitalize()} ({len(units)})", style="bold"))
+        if status == "unreached" and not units:
+            continue  # a heading only where the candidate ended first
+        parts.append(Text(f"{status_heading(status)} ({len(units)})", style="bold"))
         for code, group in groupby(units, key=lambda f: f.code):
             members = list(group)
             sev = max((f.severity for f in members), key=lambda s: s.rank).value

@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from compaction_audit.diff import (
+    STATUSES,
     FindingDelta,
     Occurrence,
     RunDiff,
@@ -17,6 +18,7 @@ from compaction_audit.diff import (
     gates_named,
     onset_label,
     split_onsets,
+    status_heading,
 )
 from compaction_audit.report.gaps import coverage_phrases
 from compaction_audit.report.html import charts, data
@@ -123,7 +125,7 @@ def _panel_items(diff: RunDiff) -> list[dict[str, Any]]:
                               "text": occ.message,
                               "anchor": data.rule_anchor(f.code, f.rule)})
     rank = {"error": 0, "warning": 1, "info": 2}
-    status = {"new": 0, "resolved": 1, "persisting": 2}
+    status = {"new": 0, "resolved": 1, "unreached": 2, "persisting": 3}
     items.sort(key=lambda d: (status[str(d["where"]).split()[0]],
                               rank.get(str(d["severity"]), 3), d["first"], d["code"], d["side"]))
     return items[:data.MAX_PANEL_ITEMS]
@@ -162,8 +164,9 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
     else:
         gate_html = f'<p class="PASS">Gates passed ({esc(given)}).</p>'
     status_html = "".join(
-        f"<h3>{status.capitalize()} ({len(diff.by_status(status))})</h3>"
-        + _units_table(diff.by_status(status)) for status in ("new", "resolved", "persisting"))
+        f"<h3>{status_heading(status)} ({len(diff.by_status(status))})</h3>"
+        + _units_table(diff.by_status(status)) for status in STATUSES
+        if status != "unreached" or diff.by_status(status))
     moved = diff.moved()  # the onset's or the boundary's move, new errors (usertest53 #5)
     head = ("FAIL" if reasons or moved == "earlier"
             else "WARN" if coverage_phrases(diff.candidate)  # not fully checked (adv29 F3)
