@@ -133,6 +133,10 @@ _IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logica
 
 
 _BOUNDARIES = ("compact_boundary", "microcompact_boundary")
+NO_SUMMARY_LINE = "no summary line after its boundary"
+"""The ``unchecked`` reason of a compaction whose boundary no summary line follows (a
+transcript cut there, or still being written): its summary is ``opaque`` (no text)
+and its size unknown, not an estimate of anything (usertest74 F2)."""
 EARLY_KEPT = 16
 """The most early parents kept for one compaction line (:meth:`_Converter.note_early`):
 its own first, then its compaction ancestors', nearest first.  Each inherited its
@@ -787,8 +791,12 @@ class _Converter:
                 "kind": "compact"}
         if pre is None and self.last_context is not None:  # said, as for Cline (usertest68
             info["tokens_before_from"] = "last call"  # #6: read as the product's count)
+        if text is None:  # cut at its boundary, or still being written (usertest74 F2:
+            info["unchecked"] = NO_SUMMARY_LINE  # read as an encrypted summary's size)
         self.asm.compaction(line, fold=fold, fallback_children=[], base_id=base, text=text,
                             tokens=tokens, info=info)
+        if text is None:
+            info["summary_tokens"] = None  # unknown: no summary line to measure
         for at, doc_id, kind, body, size in self.deferred_docs:  # the files it attached
             self.asm.span(at, doc_id, kind, body, size)  # again: in its round, before
         self.deferred_docs.clear()  # its anchors (a rewind to its summary keeps them:

@@ -255,8 +255,8 @@ def compaction_view(session: Session, recall: Recall,
     for an opaque summary, or a redacted one: the compaction marked so, or a log that is
     mostly redaction placeholders, or one an adapter marked ``unchecked``, or a summary
     with no text over a child with one: :mod:`compaction_audit.recall.bare`),
-    ``not_checked_reason`` ("opaque", "redacted", the adapter's ``unchecked`` reason
-    such as "no messages file", "no summary text", or null), ``transcript_reference``
+    ``not_checked_reason`` (the adapter's ``unchecked`` reason such as "no messages
+    file", else "opaque", "redacted", "no summary text", or null), ``transcript_reference``
     (the path a summary names with "read the full transcript at", else null; not
     counted as a reference)
     and ``lost``: the discriminators of the folded content that became unrecoverable
@@ -324,8 +324,8 @@ def compaction_view(session: Session, recall: Recall,
         out.append({**c, **({"summary_tokens": size} if size is not None else {}),
                     "folded_tokens": into, "compression_ratio": ratio, "lost": entries,
                     "lost_checked": not (opaque or redacted or unchecked or textless),
-                    "not_checked_reason": "opaque" if opaque else
-                    str(unchecked) if unchecked else
+                    "not_checked_reason": str(unchecked) if unchecked else
+                    "opaque" if opaque else
                     "redacted" if redacted else
                     NO_SUMMARY_TEXT if textless else None,
                     "transcript_reference": pointer.group(1).rstrip(".,;)") if pointer

@@ -83,7 +83,8 @@ def compaction_sizes(c: dict[str, Any]) -> str:
         return f"{context}; no summary: evicted, not folded"  # (usertest19 #1: it read
     # "summary 0 tokens, ratio unknown")
     if size is None:  # "opaque" only for a summary the product encrypted (adv60)
-        summary = "summary opaque" if opaque else "summary size not recorded"
+        summary = ("summary not in the log" if opaque and c.get("unchecked")
+                   else "summary opaque" if opaque else "summary size not recorded")
     elif opaque:  # the adapter's proxy (a Codex blob's length), not a measure: ux5 F12
         summary = (f"summary about {_tokens(size)} tokens, an estimate from the size of its "
                    "encrypted content (opaque)")  # usertest29 #3: read as made up
