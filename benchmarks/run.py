@@ -315,7 +315,10 @@ def main(argv: list[str]) -> int:
             result = STEPS[step](path)
         print(json.dumps(result))
         return 0
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="--grid runs the grid of trace shapes instead (issue 14; docs/performance.md, "
+               "'The grid'): python benchmarks/run.py --grid --help lists its options.")
     parser.add_argument("--sizes", default="1/100,1/10,1",
                         help="fractions of the full trace (20,000 rounds, about 1 GB)")
     parser.add_argument("--working-set", type=int, default=WORKING_SET,

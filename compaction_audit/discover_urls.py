@@ -12,7 +12,10 @@ directory separator (issue 14, item 5):
   are matched segment by segment as :func:`~compaction_audit.discover.expand_pattern`
   matches paths: ``*`` within a segment, ``**`` zero or more segments, hidden names
   only by a segment starting with ``.``; a key the whole pattern matches is kept
-  whatever its suffix, a key under a matched "directory" is kept when it is a trace.
+  whatever its suffix, a key under a matched "directory" is kept when it is a trace,
+  and so is the object whose key is the pattern itself, as a file named by the
+  pattern is (usertest74 F1: ``s3://b/runs/q[1].jsonl``, a key as the listing printed
+  it, matched nothing).
 - Anything else names one object, kept as given (the reader reports it when missing,
   with a hint when it looks like a prefix).
 
@@ -267,11 +270,13 @@ def expand_url(url: str, suffixes: tuple[str, ...]) -> Objects:
     listed = list(list_objects(root + prefix, gaps))
     selected = [(u, size) for u, size in listed
                 if (name := _selected_as(u, size)) is not None
-                and matches(key, name[len(root):], suffixes)]
+                and (name[len(root):] == key or matches(key, name[len(root):], suffixes))]
     hidden = _hidden_folders(root, listed, literal, selected, suffixes)
     if not selected and not gaps:
         said = f" ({hidden_phrase(hidden)})" if hidden else ""
         raise UsageError(f"no trace file matches {url!r}{said}")
     out = _with_gaps(url, _sort(url, selected), gaps)
+    named = root + key  # the object the pattern names first, as the local rule has it
+    out.found.sort(key=lambda found: found[0] != named)
     out.hidden = hidden
     return out

@@ -112,6 +112,30 @@ def test_a_failing_init_is_one_line_naming_the_address(
     assert capfd.readouterr().err == "after\n"
 
 
+def test_a_failed_connection_names_the_error_it_was_raised_from(silent_port: int) -> None:
+    # Ray raises "Failed to connect" from the error that says why (usertest74 F10: a
+    # cluster that asks for a token read as a network failure)
+    class AuthenticationError(Exception):
+        pass
+
+    def refused() -> None:
+        try:
+            try:
+                raise AuthenticationError("Authentication token is missing\nhow to set it")
+            except AuthenticationError as auth:
+                raise RuntimeError("handshake failed") from auth
+        except RuntimeError as err:
+            raise ConnectionError(f"Failed to connect to Ray cluster at {address}") from err
+
+    address = f"127.0.0.1:{silent_port}"
+    with pytest.raises(UsageError) as caught:
+        init_quietly(refused, address, 30.0, lambda exc: str(exc).split("\n")[0])
+    assert str(caught.value) == (
+        f"cannot connect to the Ray cluster at {address}: Failed to connect to Ray cluster "
+        f"at {address} (because: handshake failed) (because: Authentication token is "
+        "missing)")
+
+
 _HANGING = """
 import os, sys, threading
 from compaction_audit.runtime import stopline
@@ -298,6 +322,37 @@ def test_a_worker_takes_the_drivers_directory(tmp_path: Path,
     assert os.getcwd() == str(tmp_path)
     TraceAuditor(None, False, None, None, str(tmp_path / "gone"))  # not on this node
     assert os.getcwd() == str(tmp_path)
+
+
+def test_a_worker_that_lacks_the_drivers_store_variables_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # usertest74 F11: a cluster started without AWS_ENDPOINT_URL failed with instance
+    # metadata's error, no word of where the object was read
+    from compaction_audit.errors import LogError
+    from compaction_audit.fleet import worker
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    names = worker.store_names()
+    assert {"AWS_ENDPOINT_URL", "AWS_REGION"} <= set(names)
+    monkeypatch.delenv("AWS_ENDPOINT_URL")  # the worker's environment lacks it
+    auditor = worker.TraceAuditor(None, False, None, None, None, names)
+
+    def fails(path: str, *_: object) -> LogError:
+        return LogError(path, 0, "cannot open: metadata said no")
+
+    monkeypatch.setattr(auditor, "_audit", fails)
+    assert str(auditor.audit(0, "s3://b/t.jsonl")[1]) == (
+        "s3://b/t.jsonl: cannot open: metadata said no (read on a Ray worker whose "
+        "environment lacks AWS_ENDPOINT_URL, which this command's has: set the object "
+        "store's variables where the cluster runs)")
+    assert str(auditor.audit(0, "local/t.jsonl")[1]) == \
+        "local/t.jsonl: cannot open: metadata said no"  # a local path: no store read
+    both = worker.TraceAuditor(None, False, None, None, None, ("AWS_REGION",))
+    monkeypatch.setattr(both, "_audit", fails)
+    assert str(both.audit(0, "s3://b/t.jsonl")[1]) == \
+        "s3://b/t.jsonl: cannot open: metadata said no"  # the same variables: as it is
 
 
 def test_a_failed_connect_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -93,6 +93,9 @@ def _tree(root: Path) -> None:
         zstandard.ZstdCompressor().compress(plain))
     dump(clean_records(), root / "runs" / ".tmp" / "hidden.jsonl")
     (root / "runs" / "notes.txt").write_text("not a trace\n")
+    (root / "brackets").mkdir()  # a key named like a pattern (usertest74 F1)
+    dump(clean_records(), root / "brackets" / "run[1].jsonl")
+    dump(drift_records(), root / "brackets" / "run1.jsonl")  # which its brackets match
     (root / "big").mkdir()  # a 3 KB line on line 2
     long = dump([*clean_records()[:1], {"type": "note", "text": "x" * 3000},
                  *clean_records()[1:]], root / "big" / "long.jsonl").read_bytes()
@@ -116,7 +119,8 @@ def _local(root: Path, text: str) -> str:
     return text.replace("s3__/traces/", "s3://traces/")
 
 
-@pytest.mark.parametrize("arg", ["runs/", "runs/*", "runs/**/*.jsonl*", "runs/a/drift.jsonl"])
+@pytest.mark.parametrize("arg", ["runs/", "runs/*", "runs/**/*.jsonl*", "runs/a/drift.jsonl",
+                                 "brackets/run[1].jsonl"])
 def test_urls_select_what_the_same_local_paths_select(
         bucket: tuple[S3, Path], monkeypatch: pytest.MonkeyPatch, arg: str) -> None:
     _, root = bucket
@@ -125,6 +129,9 @@ def test_urls_select_what_the_same_local_paths_select(
     remote = find_traces(["s3://traces/" + arg])
     assert [_local(root, p) for p in local] == remote.traces
     assert remote.traces and not any(".tmp" in t for t in remote.traces)
+    if arg.startswith("brackets/"):  # the key named by the pattern, and what it matches
+        assert remote.traces == ["s3://traces/brackets/run[1].jsonl",  # as the local
+                                 "s3://traces/brackets/run1.jsonl"]  # rule orders them
     # the hidden "directory" passed over is said, as a directory search says it
     # (adv27 F4: a failing trace there passed without a word)
     said = find_traces(["s3__/traces/" + arg.rstrip("/")]).hidden
@@ -133,7 +140,7 @@ def test_urls_select_what_the_same_local_paths_select(
         assert remote.hidden == ["s3://traces/runs/.tmp"]
     if arg == "runs/*":
         assert "s3://traces/runs/notes.txt" in remote.traces
-    if arg != "runs/a/drift.jsonl":  # listed: sizes known
+    if arg.startswith("runs/") and arg != "runs/a/drift.jsonl":  # listed: sizes known
         assert remote.sizes["s3://traces/runs/a/drift.jsonl"] == (
             root / "s3__/traces/runs/a/drift.jsonl").stat().st_size
 

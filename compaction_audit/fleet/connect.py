@@ -192,13 +192,34 @@ def init_quietly(init: Callable[[], Any], address: str | None, timeout: float,
         done = bounded(init, timeout)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
         done = True
-        raise UsageError(f"cannot {where}: {_our_option(first_line(exc))}") from None
+        raise UsageError(f"cannot {where}: {_our_option(_with_causes(exc, first_line))}"
+                         ) from None
     finally:  # a timeout or a signal: the thread may still log; the run is ending
         if done:
             capture.stop()
     if not done:
         raise UsageError(f"cannot {where}: no connection within {timeout:g} s "
                          f"(the limit: {TIMEOUT_ENV})")
+
+
+CAUSES_SHOWN = 2
+"""Causes of a Ray connection error its message names (its ``__cause__`` chain)."""
+
+
+def _with_causes(exc: BaseException, first_line: Callable[[BaseException], str]) -> str:
+    """``first_line(exc)``, then that of each cause it was raised from (at most
+    :data:`CAUSES_SHOWN`, each once): Ray raises "Failed to connect to Ray cluster at
+    HOST:PORT" from the error that says why, such as a cluster that asks for an
+    authentication token (usertest74 F10: an address refused for want of a token read
+    as a network failure)."""
+    said = [first_line(exc)]
+    cause = exc.__cause__
+    while cause is not None and len(said) <= CAUSES_SHOWN:
+        line = first_line(cause)
+        if line and line not in said:
+            said.append(line)
+        cause = cause.__cause__
+    return said[0] + "".join(f" (because: {line})" for line in said[1:])
 
 
 _RAY_FLAG_RE = re.compile(r"`?--address`?(?: flag)?")

@@ -64,7 +64,7 @@ from compaction_audit.fleet.plan import (
     memory_needed,
 )
 from compaction_audit.fleet.ray_temp import new_root, remove_root
-from compaction_audit.fleet.worker import TraceAuditor
+from compaction_audit.fleet.worker import TraceAuditor, store_names
 from compaction_audit.io.lines import reads_once
 from compaction_audit.report.model import Report, SessionReport, settle_unread
 from compaction_audit.rules.base import Rule, Severity
@@ -224,7 +224,8 @@ def audit_on_ray(paths: Sequence[str], settings: Settings | None = None,
     ray = import_ray()
     started = connect(ray, address)
     try:
-        return _Run(ray, paths, (settings, lenient, rules, severity, _cwd()), jobs,
+        return _Run(ray, paths, (settings, lenient, rules, severity, _cwd(), store_names()),
+                    jobs,
                     progress, _sizes(paths, sizes or {})).run()
     finally:
         if started:

@@ -16,6 +16,28 @@ from compaction_audit.report.model import SessionReport
 from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
 
+STORE_PREFIXES = ("AWS_", "GOOGLE_", "AZURE_")
+"""Environment variables the object stores are configured by (:mod:`compaction_audit.
+io.remote`: obstore reads them where the trace is read, on the Ray worker)."""
+NAMES_SHOWN = 3
+"""Variables a worker's read error names (it counts the rest)."""
+
+
+def store_names() -> tuple[str, ...]:
+    """The names (never the values) of this process's :data:`STORE_PREFIXES` variables,
+    sorted: a worker whose environment lacks some says so when it cannot read an object
+    (usertest74 F11: a cluster started without ``AWS_ENDPOINT_URL`` read every object
+    from the default endpoint, and the error was instance metadata's, no word of where
+    it ran)."""
+    return tuple(sorted(n for n in os.environ if n.startswith(STORE_PREFIXES)))
+
+
+def _lacking_note(names: tuple[str, ...]) -> str:
+    shown = ", ".join(names[:NAMES_SHOWN]) + (
+        f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+    return (f" (read on a Ray worker whose environment lacks {shown}, which this "
+            "command's has: set the object store's variables where the cluster runs)")
+
 
 class TraceAuditor:
     """Audit traces with fixed options; results are what
@@ -24,13 +46,15 @@ class TraceAuditor:
     difference."""
 
     def __init__(self, settings: Settings | None, lenient: bool, rules: list[Rule] | None,
-                 severity: dict[str, Severity] | None, cwd: str | None = None) -> None:
+                 severity: dict[str, Severity] | None, cwd: str | None = None,
+                 store: tuple[str, ...] = ()) -> None:
         """``cwd``: the driver's working directory, made this worker's when it exists
         here, so that relative trace paths mean what they mean to the driver (the
         engine starts Ray from a private empty folder: :func:`~compaction_audit.fleet.
-        ray_engine.connect`)."""
+        ray_engine.connect`); ``store``: the driver's :func:`store_names`."""
         if cwd is not None and os.path.isdir(cwd):
             os.chdir(cwd)
+        self._lacking = tuple(name for name in store if name not in os.environ)
         from compaction_audit import api  # the import a worker pays once
 
         self._audit = api.audit_or_error
@@ -48,4 +72,9 @@ class TraceAuditor:
         one ``internal error`` line and the run's other traces are still audited (adv66
         #2: the whole run ended with that line and no report)."""
         settings, lenient, rules, severity = self._options
-        return index, self._audit(path, settings, lenient, rules, severity)
+        result = self._audit(path, settings, lenient, rules, severity)
+        if isinstance(result, LogError) and self._lacking and "://" in path \
+                and not result.line:  # an object this worker could not read
+            result = LogError(result.path, result.line, result.message + _lacking_note(
+                self._lacking), result.field)
+        return index, result
