@@ -169,7 +169,8 @@ def test_the_verdict_says_a_run_judged_less_without_a_gate(tmp_path: Path) -> No
     out = " ".join(run("diff", str(SAMPLE), str(cand), "-q").output.split())
     assert out.startswith("inversion onset disappeared: round 8 -> none;")
     assert ("candidate not fully checked: CA101 salience-inversion not judged at 40 of 40 "
-            "rounds, CA301 silent-discriminating-fold not judged at 40 of 40 rounds, so its"
+            "rounds, CA301 silent-discriminating-fold not judged at 40 of 40 rounds with a "
+            "fold, so its"
             ) in out  # no text either: the folds were not compared
     same = run("diff", str(SAMPLE), str(SAMPLE), "-q")
     assert same.output.strip() == "no change"

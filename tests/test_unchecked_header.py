@@ -26,8 +26,12 @@ def header(path: str) -> list[str]:
 
 
 def opaque(records_opaque: bool) -> list[dict[str, object]]:
+    """A compaction recorded opaque, or one whose summary has a text (checked): a summary
+    with no text over a child with one could not be checked either (adv143 F5)."""
+    summary = {"id": "S", "tokens": 5, "children": ["a"],
+               **({} if records_opaque else {"text": "Kept port 8080."})}
     return [rnd(0, spans=[{"id": "a", "tokens": 40, "text": "Keep port 8080."}]),
-            rnd(1, summaries=[{"id": "S", "tokens": 5, "children": ["a"]}], evicted=["a"],
+            rnd(1, summaries=[summary], evicted=["a"],
                 compaction={"kind": "compact", "summary_id": "S", "summary_tokens": 5,
                             "opaque": records_opaque})]
 

@@ -123,12 +123,16 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
 def candidate_end(base: SessionReport, cand: SessionReport) -> int | None:
     """The candidate's last round when it ends before the baseline's last and the two
     number their rounds from the same start (the candidate's first round at or before
-    the baseline's), else None.  What the baseline found first after that round the
+    the baseline's), else None; None too when the candidate has lines its reader did
+    not read or records ``--lenient`` skipped: rounds it lacks may be those (a Claude
+    Code transcript whose compaction lines were retyped has two rounds fewer), and
+    what the baseline found there stays resolved, which the verdict says may be
+    unread (:meth:`~compaction_audit.diff.run.RunDiff.coverage_note`).  What the baseline found first after that round the
     candidate never reached: not resolved there (usertest74 F4: a run cut at round 12
     of 40 showed 358 units "resolved" and read as an improvement)."""
     rounds_b, rounds_c = (r.series["round"].to_list() for r in (base, cand))
-    if not rounds_b or not rounds_c:
-        return None
+    if not rounds_b or not rounds_c or cand.lines_not_read() or cand.skipped:
+        return None  # rounds it may lack for lines or records not read: "may be unread"
     last_c: int = max(rounds_c)
     return last_c if min(rounds_c) <= min(rounds_b) and last_c < max(rounds_b) else None
 
