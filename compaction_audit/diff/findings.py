@@ -127,9 +127,10 @@ def candidate_end(base: SessionReport, cand: SessionReport) -> int | None:
     not read or records ``--lenient`` skipped: rounds it lacks may be those (a Claude
     Code transcript whose compaction lines were retyped has two rounds fewer), and
     what the baseline found there stays resolved, which the verdict says may be
-    unread (:meth:`~compaction_audit.diff.run.RunDiff.coverage_note`).  What the baseline found first after that round the
-    candidate never reached: not resolved there (usertest74 F4: a run cut at round 12
-    of 40 showed 358 units "resolved" and read as an improvement)."""
+    unread (:meth:`~compaction_audit.diff.run.RunDiff.coverage_note`).  What the
+    baseline found first after that round the candidate never reached: not resolved
+    there (usertest74 F4: a run cut at round 12 of 40 showed 358 units "resolved" and
+    read as an improvement)."""
     rounds_b, rounds_c = (r.series["round"].to_list() for r in (base, cand))
     if not rounds_b or not rounds_c or cand.lines_not_read() or cand.skipped:
         return None  # rounds it may lack for lines or records not read: "may be unread"
