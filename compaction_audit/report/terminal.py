@@ -345,10 +345,17 @@ def column_names(r: SessionReport, cols: tuple[str, ...]) -> tuple[dict[str, str
     opaque = sorted({c["round"] for c in r.compactions
                      if c.get("opaque") and c.get("summary_tokens") is not None
                      and isinstance(c.get("round"), int)})
+    absent = sorted({c["round"] for c in r.compactions
+                     if c.get("opaque") and c.get("unchecked") and c.get("summary_tokens")
+                     is None and isinstance(c.get("round"), int)})
     if opaque and "raw_ratio" in cols:  # usertest31 #3: a 0.792 read as measured
         named["raw_ratio"] = (f"raw_ratio (from round {opaque[0]} on, an encrypted "
                               "summary counted at a size estimated from its ciphertext's "
                               "length, not the product's token count)")
+    elif absent and "raw_ratio" in cols:  # a Claude Code summary line never written
+        named["raw_ratio"] = (f"raw_ratio (from round {absent[0]} on, a summary not in "
+                              "the log counted at the product's context size after the "
+                              "compaction, 0 where it gives none)")
     return short, ROUND_END + ", ".join(f"{short[c]} = {named[c]}" for c in cols)
 
 
