@@ -127,12 +127,24 @@ def test_a_failed_connection_names_the_error_it_was_raised_from(silent_port: int
         except RuntimeError as err:
             raise ConnectionError(f"Failed to connect to Ray cluster at {address}") from err
 
+    def traced() -> None:  # Ray's GCS error quotes the last error's traceback
+        trace = ('Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n'
+                 "ray.exceptions.AuthenticationError: Authentication token is missing\n")
+        raise ConnectionError("Failed to connect to Ray cluster") from RuntimeError(
+            f"Failed to connect to GCS. Last connection error: {trace}")
+
     address = f"127.0.0.1:{silent_port}"
     with pytest.raises(UsageError) as caught:
         init_quietly(refused, address, 30.0, lambda exc: str(exc).split("\n")[0])
     assert str(caught.value) == (
         f"cannot connect to the Ray cluster at {address}: Failed to connect to Ray cluster "
         f"at {address} (because: handshake failed) (because: Authentication token is "
+        "missing)")
+    with pytest.raises(UsageError) as caught:
+        init_quietly(traced, address, 30.0, lambda exc: str(exc).split("\n")[0])
+    assert str(caught.value).endswith(
+        "Failed to connect to Ray cluster (because: Failed to connect to GCS. Last "
+        "connection error: ray.exceptions.AuthenticationError: Authentication token is "
         "missing)")
 
 

@@ -215,11 +215,28 @@ def _with_causes(exc: BaseException, first_line: Callable[[BaseException], str])
     said = [first_line(exc)]
     cause = exc.__cause__
     while cause is not None and len(said) <= CAUSES_SHOWN:
-        line = first_line(cause)
+        line = _raised(cause, first_line)
         if line and line not in said:
             said.append(line)
         cause = cause.__cause__
     return said[0] + "".join(f" (because: {line})" for line in said[1:])
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def _raised(exc: BaseException, first_line: Callable[[BaseException], str]) -> str:
+    """``first_line(exc)``, or, where ``exc``'s message carries a formatted traceback
+    (Ray's "Failed to connect to GCS. Last connection error: Traceback ..."), the
+    words before it and the traceback's last line, the error it ends in (usertest74
+    F10: the token Ray asked for was on that line)."""
+    text = str(exc)
+    if _TRACEBACK not in text:
+        return first_line(exc)
+    head, _, trace = text.partition(_TRACEBACK)
+    last = next((ln.strip() for ln in reversed(trace.splitlines()) if ln.strip()), "")
+    words = head.strip().splitlines()[0].strip() if head.strip() else ""
+    return " ".join(x for x in (words, last) if x)[:300]
 
 
 _RAY_FLAG_RE = re.compile(r"`?--address`?(?: flag)?")
