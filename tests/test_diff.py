@@ -350,7 +350,8 @@ def test_json_output_to_file(tmp_path: Path) -> None:
     assert doc["series"]["rows"][4]["distinct_source_spans_baseline"] == 12
     assert doc["series"]["rows"][4]["distinct_source_spans_candidate"] == 10
     assert doc["series"]["diverging_rounds"] == [3, 4, 5, 6, 7]
-    assert doc["findings"]["counts"] == {"new": 0, "resolved": 0, "persisting": 0}
+    assert doc["findings"]["counts"] == {"new": 0, "resolved": 0, "unreached": 0,
+                                         "persisting": 0}
     assert doc["gates"] == {"fail_if_onset_earlier": 0, "fail_on_new": None,
                             "passed": False, "reasons": [
                                 "inversion onset earlier by 3 round(s) (round 6 -> 3; "

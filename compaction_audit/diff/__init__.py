@@ -17,7 +17,6 @@ renderers (:mod:`compaction_audit.report.diff_render`) and the command print it.
 from compaction_audit.diff.findings import (
     STATUSES,
     FindingDelta,
-    candidate_end,
     compare_findings,
     status_heading,
 )
@@ -30,6 +29,7 @@ from compaction_audit.diff.gates import (
     gated_headline,
     gates_named,
 )
+from compaction_audit.diff.numbering import candidate_end, rounds_apart
 from compaction_audit.diff.onsets import (
     ONSET_KEYS,
     VERDICTS,
@@ -82,6 +82,7 @@ __all__ = [
     "lost_keys",
     "onset_label",
     "quantities",
+    "rounds_apart",
     "split_onsets",
     "stated_units",
     "status_heading",

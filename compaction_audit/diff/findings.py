@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from compaction_audit.diff.numbering import candidate_end
 from compaction_audit.diff.units import Occurrence, dropped_units, finding_units
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Severity
@@ -118,24 +119,6 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
                 *rank.get(d.key, (_NO_TIER, 0)), d.key)
 
     return sorted(out, key=order)
-
-
-def candidate_end(base: SessionReport, cand: SessionReport) -> int | None:
-    """The candidate's last round when it ends before the baseline's last and the two
-    number their rounds from the same start (the candidate's first round at or before
-    the baseline's), else None; None too when the candidate has lines its reader did
-    not read or records ``--lenient`` skipped: rounds it lacks may be those (a Claude
-    Code transcript whose compaction lines were retyped has two rounds fewer), and
-    what the baseline found there stays resolved, which the verdict says may be
-    unread (:meth:`~compaction_audit.diff.run.RunDiff.coverage_note`).  What the
-    baseline found first after that round the candidate never reached: not resolved
-    there (usertest74 F4: a run cut at round 12 of 40 showed 358 units "resolved" and
-    read as an improvement)."""
-    rounds_b, rounds_c = (r.series["round"].to_list() for r in (base, cand))
-    if not rounds_b or not rounds_c or cand.lines_not_read() or cand.skipped:
-        return None  # rounds it may lack for lines or records not read: "may be unread"
-    last_c: int = max(rounds_c)
-    return last_c if min(rounds_c) <= min(rounds_b) and last_c < max(rounds_b) else None
 
 
 def _at_most(unit: tuple[str, Occurrence], severity: Severity) -> tuple[str, Occurrence]:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from compaction_audit.conditions import can_invert
-from compaction_audit.diff.findings import FindingDelta, candidate_end, compare_findings
+from compaction_audit.diff.findings import FindingDelta, compare_findings
+from compaction_audit.diff.numbering import candidate_end, rounds_apart
 from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
 from compaction_audit.report.gaps import (
@@ -188,27 +189,8 @@ class RunDiff:
             f" (the candidate ends at round {last})"
 
     def rounds_apart(self) -> str | None:
-        """``"baseline rounds 0-79, candidate rounds 100-179"`` when the two runs number
-        their rounds unlike each other: their round ranges share less than half of the
-        shorter one, or their mean steps (last less first over the rounds less one)
-        differ by more than half; else None.  Onsets are compared by round number (spec
-        rules.md, "Onsets"), so the verdict says so and calls no move later (adv138 #3:
-        a candidate numbered from 100 read as an onset 89 rounds later, in green).  No
-        gate fails on it: a run may start at round 1 or resume at another number
-        (adv139 #1), and no numbering rule tells a renumbered run from another run."""
-        spans = []
-        for r in (self.baseline, self.candidate):
-            rounds = r.series["round"]
-            if len(rounds) == 0:
-                return None
-            first, last = int(rounds[0]), int(rounds[-1])
-            spans.append((first, last, (last - first) / max(1, len(rounds) - 1)))
-        (f1, l1, s1), (f2, l2, s2) = spans
-        steps_apart = min(s1, s2) > 0 and max(s1, s2) / min(s1, s2) > 1.5
-        shared = min(l1, l2) - max(f1, f2) + 1
-        if shared * 2 >= min(l1 - f1, l2 - f2) + 1 and not steps_apart:
-            return None
-        return f"baseline rounds {f1}-{l1}, candidate rounds {f2}-{l2}"
+        """:func:`~compaction_audit.diff.numbering.rounds_apart` of the two runs."""
+        return rounds_apart(self.baseline, self.candidate)
 
     def numbering_note(self) -> str:
         """``"; the runs number their rounds apart (...): onsets compared by round

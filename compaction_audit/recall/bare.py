@@ -3,7 +3,7 @@
 The log format makes a summary's ``text`` optional (log-format spec, "summaries"); a
 fold whose summary has none while a child has one cannot be compared with what it
 folded.  The compactions section counts such a compaction as one that could not be
-checked (:func:`compaction_audit.recall.sections.compactions_with_loss`), and the fold
+checked (:func:`compaction_audit.recall.sections.compaction_view`), and the fold
 rules count the rounds of other such folds as not evaluated
 (:mod:`compaction_audit.rules.textless`): a fold is never judged lossless for want of
 a text (adv143 F5: "1 compaction lost 0 fact(s)" over a summary with no text).

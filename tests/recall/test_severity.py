@@ -165,10 +165,11 @@ def test_no_transcript_reference_without_the_pointer(write_log: LogWriter) -> No
 
 
 def test_verdict_says_a_compaction_could_not_be_checked(write_log: LogWriter) -> None:
-    path = str(write_log(claude_log(None)))  # a boundary without its summary: opaque
+    path = str(write_log(claude_log(None)))  # a boundary with no summary line after it
     report = api.audit(path)
     [c] = report.compactions
-    assert (c["lost_checked"], c["not_checked_reason"]) == (False, "opaque")
+    assert (c["lost_checked"], c["not_checked_reason"], c["opaque"]) == (
+        False, "no summary line after its boundary", True)
     assert report.compactions_not_checked() == 1
     # nothing under the opaque summary is judged (CA303 left it out), and CA201 does
     # not judge a compaction's summary (no reachable leaf by construction)
@@ -182,10 +183,11 @@ def test_verdict_says_a_compaction_could_not_be_checked(write_log: LogWriter) ->
     assert doc["verdict"].startswith(head) and doc["compactions_not_checked"] == 1
     md = runner.invoke(app, ["audit", path, "-f", "markdown"]).output
     assert md.startswith(f"## compaction-audit: {head}\n")
-    assert "could not be checked (opaque)" in md
+    assert "could not be checked (no summary line after its boundary)" in md
     gh = runner.invoke(app, ["audit", path, "-f", "github"]).output.splitlines()
     assert any(g.startswith("::notice ") and "title=compaction not checked::compaction at "
-               "round 1 could not be checked: opaque summary" in g for g in gh)
+               "round 1 could not be checked: no summary line after its boundary" in g
+               for g in gh)
     assert gh[-1].endswith("1 compaction(s) could not be checked")
 
 

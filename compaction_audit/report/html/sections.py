@@ -306,4 +306,5 @@ def debt_unknown_note(r: SessionReport, whose: str = "") -> str:
     first = r.series["round"].filter(col.is_null())[0]
     said = f" {whose} recall debt is unknown" if whose else " Unknown"
     return (f"{said} from round {first}: the loss of a compaction there could not be "
-            "checked (opaque, redacted or unread), so it is not counted (not 0).")
+            "checked (opaque, redacted, unread or with no summary text), so it is not "
+            "counted (not 0).")
