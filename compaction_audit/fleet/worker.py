@@ -12,6 +12,7 @@ import os
 
 from compaction_audit import __version__
 from compaction_audit.errors import LogError
+from compaction_audit.io.remote import is_url
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules.base import Rule, Severity
 from compaction_audit.settings import Settings
@@ -73,7 +74,7 @@ class TraceAuditor:
         #2: the whole run ended with that line and no report)."""
         settings, lenient, rules, severity = self._options
         result = self._audit(path, settings, lenient, rules, severity)
-        if isinstance(result, LogError) and self._lacking and "://" in path \
+        if isinstance(result, LogError) and self._lacking and is_url(path) \
                 and not result.line:  # an object this worker could not read
             result = LogError(result.path, result.line, result.message + _lacking_note(
                 self._lacking), result.field)

@@ -189,7 +189,7 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
     code = _fold_rule_less(candidate, baseline)
     if code:  # no summary text to compare with
         base, base_n = _fold_text_unjudged(baseline, code)
-        out.append(f"{folds_judged_less(candidate, baseline)} (the baseline: "
+        out.append(f"{_fold_less_phrase(candidate, baseline, code)} (the baseline: "
                    + (f"{base:,} of {base_n:,})" if base else "none)"))
     base_stops, cand_stops = len(baseline.limits), len(candidate.limits)
     if cand_stops > base_stops:  # a check stopped at its cap judged less (usertest28 #1)
@@ -223,11 +223,13 @@ def folds_judged_less(s: SessionReport, other: SessionReport) -> str:
     folds more often is not checked less for it (adv143 F3), and one whose only fold
     has no text is (F4)."""
     code = _fold_rule_less(s, other)
-    if code is None:
-        return ""
-    name = dict(FOLD_RULES)[code]
+    return "" if code is None else _fold_less_phrase(s, other, code)
+
+
+def _fold_less_phrase(s: SessionReport, other: SessionReport, code: str) -> str:
+    """:func:`folds_judged_less`'s words for fold rule ``code``, found to judge less."""
     return _judged_less(_fold_text_unjudged(s, code), _fold_text_unjudged(other, code),
-                        f"{code} {name}", " with a fold")
+                        f"{code} {dict(FOLD_RULES)[code]}", " with a fold")
 
 
 def _fold_rule_less(s: SessionReport, other: SessionReport) -> str | None:

@@ -125,7 +125,7 @@ def _panel_items(diff: RunDiff) -> list[dict[str, Any]]:
                               "text": occ.message,
                               "anchor": data.rule_anchor(f.code, f.rule)})
     rank = {"error": 0, "warning": 1, "info": 2}
-    status = {"new": 0, "resolved": 1, "unreached": 2, "persisting": 3}
+    status = {s: k for k, s in enumerate(STATUSES)}
     items.sort(key=lambda d: (status[str(d["where"]).split()[0]],
                               rank.get(str(d["severity"]), 3), d["first"], d["code"], d["side"]))
     return items[:data.MAX_PANEL_ITEMS]
