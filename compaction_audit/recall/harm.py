@@ -22,13 +22,15 @@ import polars as pl
 
 from compaction_audit.limits import Limit
 from compaction_audit.recall.bindings import bound_name
+from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.factkeys import key_norm
-from compaction_audit.recall.kinds import Discriminator, Kind
+from compaction_audit.recall.kinds import CLAUSE_KINDS, Discriminator, Kind
 from compaction_audit.recall.literals import Literals
 from compaction_audit.recall.stance import question_bounds
 from compaction_audit.recall.survival import survives
+from compaction_audit.recall.survival.words import content_stems, stem
 
-__all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "reuse"]
+__all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "asks_clause", "reuse"]
 
 ASKED_AGAIN_MAX_CHECKS = 50_000
 """Most (lost item, later user span) survival checks :func:`asked_again` makes in one
@@ -159,7 +161,8 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
             item, ri, number, body = later[at]
             failed.add(text_of[at])
             if (survives(d, body) and (not named or held(at, body).issuperset(named))) \
-                    or (about is not None and "?" in body and asks_about(about, body)):
+                    or ("?" in body and (asks_about(about, body) if about is not None
+                                         else asks_clause(d, body))):
                 for name, value in zip(schema, (key, start, item, ri, number), strict=True):
                     rows[name].append(value)
                 break
@@ -194,6 +197,27 @@ def asks_about(subject: tuple[re.Pattern[str], bool], body: str) -> bool:
     return any(name.search(body, start, end) and (
         not cue or _VERSION_CUE_RE.search(body, start, end))
         for start, end in question_bounds(body))
+
+
+def asks_clause(d: Discriminator, body: str) -> bool:
+    """Whether a sentence of ``body`` that ends with a question mark holds most (more
+    than half) of the content stems of clause ``d``, whatever its polarity: a question
+    takes no side, so "Should concurrent close operations crash LiveView?" asks about the
+    lost rule "Concurrent close operations should not crash LiveView" (usertest75 #5: a
+    person who forgot the rule asks without its "not", and survival's same-polarity
+    sentence test, :func:`~compaction_audit.recall.survival.survives`, missed it).  The
+    share is survival's sentence test (docs/discriminators.md); a clause of fewer than
+    two content stems, and any other kind, is never asked this way."""
+    if d.kind not in CLAUSE_KINDS:
+        return False
+    stems = set(content_stems(tuple(d.norm.split()[1:])))
+    if len(stems) < 2:
+        return False
+    need = len(stems) // 2 + 1
+    low = body.lower()
+    return any(len(stems & {stem(w) for w in content_words(low[start:end], 400)
+                            if w not in NEGATION_WORDS}) >= need
+               for start, end in question_bounds(body))
 
 
 def _stopped(first: str, left: int, limits: list[Limit] | None,

@@ -262,3 +262,24 @@ def test_a_native_logs_own_assistant_source_answers(tmp_path: Path, reply: dict[
                      span("u2", "user", ASK),
                      {"id": "a2", "tokens": 20, "text": "It stayed at 30000.", **reply}]})
     assert lost_row(path)["answered_line"] == answered
+
+
+def test_a_question_without_the_rule_s_negation_is_answered_from_the_summary(
+        tmp_path: Path) -> None:
+    # usertest75 #5: the person forgot the rule and asks without its "not"
+    rule = "Do not run the billing backfill on weekends."
+    records = [SESSION,
+               {"type": "round", "round": 0,
+                "spans": [span("u1", "user", rule), span("a1", "assistant", "Noted.")]},
+               {"type": "round", "round": 1,
+                "summaries": [{"id": "m1", "tokens": 5, "children": ["u1", "a1"],
+                               "text": "Discussed the billing jobs."}],
+                "evicted": ["u1", "a1"]},
+               {"type": "round", "round": 2,
+                "spans": [span("u2", "user", "Can we run the billing backfill this weekend?"),
+                          span("a2", "assistant", "Yes, go ahead.")]}]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    row = lost_row(str(path), rule.rstrip("."))
+    assert (row["asked_again_span"], row["answered_line"], row["answered_span"]) == (
+        "u2", 4, "a2")

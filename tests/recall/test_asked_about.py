@@ -45,3 +45,31 @@ def test_a_setting_asked_about(text: str, norm: str, question: str, want: bool) 
 
 def test_a_value_stated_alone_has_no_subject() -> None:
     assert not asked("version", "2.32.3", "2.32.3", "Which version did we pin?")
+
+
+# A question about a lost rule takes no side (usertest75 #5): most of the clause's
+# content stems in one question sentence, whatever its polarity.  "not crash liveview"
+# has 2 content stems (crash, liveview): both are needed (more than half of 2).
+# "not new service module required task" has 4 (new, servic, modul, task; "required"
+# is a modal): 3 are needed, 2 are not enough.
+@pytest.mark.parametrize(("norm", "question", "want"), [
+    ("not crash liveview", "Should concurrent close operations crash LiveView?", True),
+    ("not crash liveview", "Is it fine if LiveView crashes?", True),
+    ("not crash liveview", "Did LiveView restart?", False),  # 1 of 2 stems
+    ("not crash liveview", "Concurrent closes crash LiveView.", False),  # no question
+    ("not new service module required task",
+     "Do we need a new service module for closing the review session?", True),  # 3 of 4
+    ("not new service module required task",
+     "Should the module be new?", False),  # 2 of 4: not more than half
+    ("not new service module required task",
+     "Is a new service fine? The module is done for this task.", False),  # 2 in the question
+])
+def test_a_rule_asked_about_without_its_polarity(norm: str, question: str, want: bool) -> None:
+    text = {"not crash liveview": "Concurrent close operations should not crash LiveView",
+            "not new service module required task":
+                "no new service module required for this task"}[norm]
+    assert asked("negation", text, norm, question) is want
+
+
+def test_a_rule_of_one_content_stem_is_never_asked_by_a_question() -> None:
+    assert not asked("negation", "never force", "not force", "Should we force it?")

@@ -244,6 +244,11 @@ def _content_stems(words: tuple[str, ...]) -> tuple[str, ...]:
                                if w != ">" and w not in NEGATION_WORDS and w not in _MODALS))
 
 
+def content_stems(words: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`_content_stems`, for callers outside survival (a question's words)."""
+    return _content_stems(words)
+
+
 def stem(word: str) -> str:
     """The comparison form of one lowercased word (suffixes stripped, acts that mean the
     same compared as one), as survival compares words."""
