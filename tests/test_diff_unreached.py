@@ -59,3 +59,83 @@ def test_the_recall_debt_is_compared_at_the_candidates_last_round(tmp_path: Path
     assert ("recall debt (facts seen that no resolvable span or retained summary holds) "
             "at the last round 219 -> 665 (+446)") in longer
     assert "not reached" not in longer
+
+
+def _research(tmp_path: Path, name: str, rounds: int, shift: int = 0,
+              extra: str | None = None, at: int | None = None) -> Path:
+    """research-decay's session record and its first ``rounds`` rounds, each round
+    number plus ``shift``; ``extra`` (a line) inserted before line ``at``."""
+    whole = Path(__file__).parents[1] / "sample_logs" / "research-decay.jsonl"
+    lines = whole.read_text().splitlines(keepends=True)[:rounds + 1]
+    if shift:
+        lines = lines[:1] + [json.dumps({**json.loads(line), "round": json.loads(line)["round"]
+                                         + shift}) + "\n" for line in lines[1:]]
+    if extra is not None and at is not None:
+        lines.insert(at - 1, extra + "\n")
+    path = tmp_path / name
+    path.write_text("".join(lines))
+    return path
+
+
+def test_a_candidate_numbered_from_a_later_round_still_ends_first(tmp_path: Path) -> None:
+    # adv144 F1: rounds 2-13 against 1-40 (a logger gone from 0- to 1-based) read as
+    # "358 resolved" and a debt "665 -> 219 (-446)"
+    base = _research(tmp_path, "base.jsonl", 40)
+    cand = _research(tmp_path, "cand.jsonl", 12, shift=1)
+    verdict = " ".join(_diff(base, cand).output.split())
+    # what the baseline found at round 13 the candidate's round 13 (its 12th) lacks:
+    # resolved by round number, as every diff joins; rounds 14-40 it never reached
+    assert "0 new, 19 resolved, 339 not reached, 388 persisting" in verdict
+    # the two runs' round 13 are not the same point of the run: no debt compared
+    assert "recall debt" not in verdict
+
+
+def test_a_candidate_numbered_from_an_earlier_round_compares_no_debt(tmp_path: Path) -> None:
+    # adv144 F5: the baseline from round 6, the candidate from 1: "at round 12 (the
+    # candidate's last) 96 -> 219 (+123)" compared the baseline's 7th round with the
+    # candidate's 12th
+    base = _research(tmp_path, "base.jsonl", 40, shift=5)
+    cand = _research(tmp_path, "cand.jsonl", 12)
+    verdict = " ".join(_diff(base, cand).output.split())
+    assert "358 not reached" in verdict
+    assert "recall debt" not in verdict
+
+
+def test_a_record_skipped_before_the_last_round_leaves_the_end_known(tmp_path: Path) -> None:
+    # adv144 F2: one bad record at line 6 of a native log cut at round 12 is no round
+    # after it: the units after round 12 are not reached
+    base = _research(tmp_path, "base.jsonl", 40)
+    cand = _research(tmp_path, "cand.jsonl", 12, extra='{"type": "mystery"}', at=6)
+    verdict = " ".join(_diff(base, cand, "--lenient").output.split())
+    assert "0 new, 0 resolved, 358 not reached, 388 persisting" in verdict
+    assert "candidate: 1 bad record(s) skipped (--lenient)" in verdict
+    assert "recall debt" not in verdict  # 219 at round 12 in both
+
+
+def test_a_record_skipped_after_the_last_round_may_be_a_later_round(tmp_path: Path) -> None:
+    base = _research(tmp_path, "base.jsonl", 40)
+    cand = _research(tmp_path, "cand.jsonl", 12, extra='{"type": "mystery"}', at=14)
+    verdict = " ".join(_diff(base, cand, "--lenient").output.split())
+    assert "0 new, 358 resolved, 388 persisting" in verdict
+    assert ("candidate: its 358 resolved finding(s) may be in the records it skipped, "
+            "not fixed") in verdict
+    # the debt is still compared where both runs were: at the candidate's last round
+    assert "recall debt" not in verdict
+
+
+def test_the_diff_page_s_round_panel_says_not_reached_and_lists_it_last(
+        tmp_path: Path) -> None:
+    # adv144 F6: the panel wrote the JSON key "unreached" where each heading says
+    # "Not reached", and sorted those units before the persisting ones it caps
+    from compaction_audit.api import audit
+    from compaction_audit.diff import diff_reports
+    from compaction_audit.report.html.diff_page import _panel_items
+
+    records = drift_records()
+    diff = diff_reports(audit(str(dump(records, tmp_path / "whole.jsonl"))),
+                        audit(str(dump(records[:4], tmp_path / "cut.jsonl"))))
+    where = [str(item["where"]).split(" ", 2)[:2] for item in _panel_items(diff)]
+    assert [w for w in where if w[0] not in ("persisting", "new", "resolved")] == [
+        ["not", "reached"], ["not", "reached"]]
+    assert where[-2:] == [["not", "reached"], ["not", "reached"]]  # after the persisting
+    assert not any(w[0] == "unreached" for w in where)

@@ -31,19 +31,63 @@ def rounds_apart(base: SessionReport, cand: SessionReport) -> str | None:
 
 def candidate_end(base: SessionReport, cand: SessionReport) -> int | None:
     """The candidate's last round when it ends before the baseline's last and the two
-    number their rounds alike (not :func:`rounds_apart`) from the same start (the
-    candidate's first round at or before the baseline's), else None.  None too when
-    the candidate has lines its reader did not read or records ``--lenient`` skipped:
-    rounds it lacks may be those (a Claude Code transcript whose compaction lines were
-    retyped has two rounds fewer), and what the baseline found there stays resolved,
-    which the verdict says may be unread
-    (:meth:`~compaction_audit.diff.run.RunDiff.coverage_note`).  What the baseline
-    found first after that round the candidate never reached: not resolved there
-    (usertest74 F4: a run cut at round 12 of 40 showed 358 units "resolved" and read
-    as an improvement)."""
+    number their rounds alike (not :func:`rounds_apart`), wherever each starts (adv144
+    F1: a cut run numbered from one round later read as 358 units "resolved"), else
+    None.  None too when rounds after that one may be in what the candidate's reader
+    left out (:func:`unread_after`): what the baseline found there stays resolved, and
+    the verdict says it may be unread (:meth:`~compaction_audit.diff.run.RunDiff.
+    coverage_note`).  What the baseline found first after that round the candidate
+    never reached: not resolved there (usertest74 F4: a run cut at round 12 of 40 showed
+    358 units "resolved" and read as an improvement)."""
+    return None if unread_after(cand) else ends_first(base, cand)
+
+
+def ends_first(base: SessionReport, cand: SessionReport) -> int | None:
+    """The candidate's last round when it ends before the baseline's last and the two
+    number their rounds alike (not :func:`rounds_apart`), else None; what the candidate's
+    reader left out aside (:func:`candidate_end` minds that)."""
     rounds_b, rounds_c = (r.series["round"].to_list() for r in (base, cand))
-    if not rounds_b or not rounds_c or cand.lines_not_read() or cand.skipped \
-            or rounds_apart(base, cand):
-        return None  # rounds it may lack for lines or records not read: "may be unread"
+    if not rounds_b or not rounds_c or rounds_apart(base, cand):
+        return None
     last_c: int = max(rounds_c)
-    return last_c if min(rounds_c) <= min(rounds_b) and last_c < max(rounds_b) else None
+    return last_c if last_c < max(rounds_b) else None
+
+
+def debt_round(base: SessionReport, cand: SessionReport) -> int | bool | None:
+    """Where the recall debt of the two runs is compared: the candidate's last round
+    when it ends first (:func:`ends_first`: a run cut short had "665 -> 219 (-446)",
+    usertest74 F4; lines or records it left out do not move its end) and both start at
+    the same round (:func:`same_start`); False when it ends first from another start
+    (no round is the same point of both runs: no comparison); None for each run's own
+    last round."""
+    end = ends_first(base, cand)
+    if end is None:
+        return None
+    return end if same_start(base, cand) else False
+
+
+def same_start(base: SessionReport, cand: SessionReport) -> bool:
+    """Whether both runs' first rounds have the same number: only then is a round
+    number the same point of both runs, and the recall debt at the candidate's last
+    round comparable (adv144 F5: a baseline numbered from 6 against a candidate from
+    1 compared their 7th and 12th rounds, "96 -> 219 (+123)", for one run)."""
+    firsts = [r.series["round"].min() for r in (base, cand)]
+    return None not in firsts and firsts[0] == firsts[1]
+
+
+def unread_after(cand: SessionReport) -> bool:
+    """Whether rounds after the candidate's last may be in what its reader left out:
+    lines it did not read (:meth:`~compaction_audit.report.model.SessionReport.
+    lines_not_read`), or records ``--lenient`` skipped, unless the log is native (its
+    rounds are numbered in order: no product's adapter groups its lines) and every
+    skipped record comes before the line of its last round (adv144 F2: one bad record
+    at line 6 of a run cut at round 12 kept 358 units "resolved")."""
+    if cand.lines_not_read():
+        return True
+    if not cand.skipped:
+        return False
+    lines = cand.series["line"]
+    last = lines[-1] if len(lines) else None
+    native = cand.header.extra.get("source_format") in (None, "native")
+    return not native or last is None or any(
+        e.path != cand.path or not 0 < e.line < last for e in cand.skipped)

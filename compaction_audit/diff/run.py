@@ -8,7 +8,7 @@ import polars as pl
 
 from compaction_audit.conditions import can_invert
 from compaction_audit.diff.findings import FindingDelta, compare_findings
-from compaction_audit.diff.numbering import candidate_end, rounds_apart
+from compaction_audit.diff.numbering import candidate_end, debt_round, rounds_apart
 from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
 from compaction_audit.report.gaps import (
@@ -87,13 +87,16 @@ class RunDiff:
     def last_debt(self) -> tuple[int | None, int | None] | None:
         """``recall_debt`` at each run's last round (baseline, candidate), in
         discriminators nothing in the context can recover (seed 002); the baseline's at
-        the candidate's last round where the candidate ends first (:func:`candidate_end`:
-        a run cut short had "665 -> 219 (-446)", usertest74 F4); a run's value is None
+        the candidate's last round where the candidate ends first
+        (:func:`~compaction_audit.diff.numbering.debt_round`); a run's value is None
         when that round's debt is unknown (a compaction whose loss could not be checked:
         :func:`compaction_audit.recall.sections.debt_checked`); None when a run has no
-        such column or no round."""
+        such column or no round, and when the candidate ends first but the runs' first
+        rounds differ (:func:`~compaction_audit.diff.numbering.same_start`)."""
         ends: list[int | None] = []
-        end = candidate_end(self.baseline, self.candidate)
+        end = debt_round(self.baseline, self.candidate)
+        if end is False:
+            return None  # a round number is not the same point of both runs (adv144 F5)
         for r in (self.baseline, self.candidate):
             col = r.series.get_column("recall_debt", default=None)
             if col is None or col.len() == 0:
@@ -261,6 +264,9 @@ class RunDiff:
         if resolved and parts and parts[-1].startswith("candidate"):
             parts[-1] += (f", so its {len(resolved)} resolved finding(s) may be unread, "
                           "not fixed")
+        elif resolved and self.candidate.skipped:  # what docs/diff.md promises (adv144 F2)
+            parts.append(f"candidate: its {len(resolved)} resolved finding(s) may be in "
+                         "the records it skipped, not fixed")
         neither = [r.unjudged_rules().get(INVERSION_CODE) for r in (self.baseline,
                                                                        self.candidate)]
         if all(neither):  # usertest50 #3: two runs without salience said "no change"
@@ -310,8 +316,9 @@ class RunDiff:
         parts.append(", ".join(f"{n} {words.get(s, s)}" for s, n in counts.items()
                                if n or s != "unreached")
                      + " finding unit(s)" + self._worse())
-        debt = self.last_debt()
-        at = "the last round" if end is None else f"round {end} (the candidate's last)"
+        debt, debt_at = self.last_debt(), debt_round(self.baseline, self.candidate)
+        at = ("the last round" if debt_at is None or debt_at is False
+              else f"round {debt_at} (the candidate's last)")
         if debt is not None and debt[0] != debt[1]:
             # what a loop that cannot invert still loses (a product's compactions); what
             # it counts said, since the audit's "lost N facts" counts facts read again

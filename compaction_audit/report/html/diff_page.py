@@ -115,20 +115,27 @@ def _units_table(units: list[FindingDelta]) -> str:
 
 
 def _panel_items(diff: RunDiff) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+    """The per-round panel's items: each finding unit's occurrence in each run, the
+    statuses in the order of :data:`~compaction_audit.diff.STATUSES` with "not reached"
+    last (what a shorter candidate never ran is the least to act on, and the panel is
+    capped: adv144 F6), then by severity, round, code and run; each status written as
+    its heading reads ("not reached", not the JSON key "unreached")."""
+    rank = {"error": 0, "warning": 1, "info": 2}
+    order = {s: k for k, s in enumerate(s for s in STATUSES if s != "unreached")}
+    order["unreached"] = len(order)
+    keyed: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     for f in diff.findings:
         for side, occ in (("baseline", f.baseline), ("candidate", f.candidate)):
             if occ is not None:
-                items.append({"code": f.code, "rule": f.rule, "severity": occ.severity.value,
-                              "first": occ.first_round, "last": occ.last_round,
-                              "where": f"{f.status} {f.key}, {_occ(occ)}", "side": side,
-                              "text": occ.message,
-                              "anchor": data.rule_anchor(f.code, f.rule)})
-    rank = {"error": 0, "warning": 1, "info": 2}
-    status = {s: k for k, s in enumerate(STATUSES)}
-    items.sort(key=lambda d: (status[str(d["where"]).split()[0]],
-                              rank.get(str(d["severity"]), 3), d["first"], d["code"], d["side"]))
-    return items[:data.MAX_PANEL_ITEMS]
+                item = {"code": f.code, "rule": f.rule, "severity": occ.severity.value,
+                        "first": occ.first_round, "last": occ.last_round,
+                        "where": f"{status_heading(f.status).lower()} {f.key}, {_occ(occ)}",
+                        "side": side, "text": occ.message,
+                        "anchor": data.rule_anchor(f.code, f.rule)}
+                keyed.append(((order[f.status], rank.get(occ.severity.value, 3),
+                               occ.first_round, f.code, side), item))
+    keyed.sort(key=lambda pair: pair[0])
+    return [item for _, item in keyed[:data.MAX_PANEL_ITEMS]]
 
 
 def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
