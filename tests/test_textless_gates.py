@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.gate_app import run
 from tests.logs import dump, rnd, session
 
@@ -149,3 +151,26 @@ def test_the_gate_names_the_fold_rule_that_ran(tmp_path: Path) -> None:
     assert result.exit_code == 1, out
     assert ("CA302 topic-only-fold not judged at 1 of 2 rounds with a fold (the baseline: "
             "none)") in out
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_compaction_over_a_summary_with_no_text_is_not_checked(tmp_path: Path,
+                                                                  kept: bool) -> None:
+    # adv144 F3: F3 (no text) folds F2 (no text), which folds p2 (a text): only F3's
+    # direct child was asked for a text, and the compaction read as checked, "lost 3
+    # fact(s)" (p2 offloaded, kept below) or "lost 0 fact(s)" (p2 evicted at round 2)
+    inner = rnd(2, summaries=[{"id": "F2", "tokens": 5, "children": ["p2"]}],
+                **({"offloaded": ["p2"]} if kept else {"evicted": ["p2"]}))
+    outer = rnd(3, summaries=[{"id": "F3", "tokens": 5, "children": ["F2"]}],
+                evicted=["F2", "p2"] if kept else ["F2"],
+                compaction={"summary_id": "F3", "kind": "auto"})
+    stated = rnd(1, spans=[{"id": "p2", "tokens": 30, "source": "user",
+                            "text": FACT.format(n=12)}])
+    path = dump(log([stated, inner, outer]), tmp_path / "nested.jsonl")
+    (c,) = _doc(path)["compactions"]
+    assert (c["lost_checked"], c["not_checked_reason"], c["lost"]) == (
+        False, "no summary text", [])
+    # the compaction's own summary with a text: checked, whatever F2 carries
+    outer["summaries"][0]["text"] = "Worked on the pools."
+    (t,) = _doc(dump(log([stated, inner, outer]), tmp_path / "texted.jsonl"))["compactions"]
+    assert (t["lost_checked"], t["not_checked_reason"]) == (True, None)

@@ -22,18 +22,39 @@ it folded does."""
 
 
 def has_text(session: Session) -> pl.LazyFrame:
-    """Per item id (``id``), whether any of its rows carries a ``text`` (``t``)."""
-    return (session.items.lazy().group_by("id")
-            .agg(pl.col("text").is_not_null().any().alias("t")))
+    """Per item id (``id``): whether any of its rows carries a ``text`` (``t``), and
+    whether it or an item below it carries one (``b``): a summary with no text of its
+    own over a text is below another summary's fold what a text is (adv144 F3: a
+    compaction with no text over a summary with no text over a span with one read as
+    checked, "lost 3 fact(s)").  ``b`` reaches down through summaries with no text only
+    (one with a text is ``b`` by its own), one level per pass, as many passes as the
+    longest such chain; none when no item carries a text."""
+    own = (session.items.lazy().group_by("id")
+           .agg(pl.col("text").is_not_null().any().alias("t")).collect())
+    texted = own.filter(pl.col("t"))["id"]
+    if texted.len() and session.edges.height:
+        bare = own.filter(~pl.col("t"))["id"]
+        edges = (session.edges.select("parent", "child")
+                 .filter(pl.col("parent").is_in(bare.implode())))
+        while edges.height:
+            reach = edges.filter(pl.col("child").is_in(texted.implode()))["parent"].unique()
+            if not reach.len():
+                break
+            texted = pl.concat([texted, reach])
+            edges = edges.filter(~pl.col("parent").is_in(reach.implode()))
+    return own.lazy().with_columns(pl.col("id").is_in(texted.implode()).alias("b"))
 
 
 def folds_with_text(edges: pl.DataFrame, texts: pl.LazyFrame) -> pl.LazyFrame:
     """Per fold of ``edges`` (its ``parent`` and ``ri``): whether its summary carries a
-    text (``fold_t``) and whether one of its children does (``child_t``); ``texts`` as
-    :func:`has_text` gives it.  An item with no row in ``texts`` counts as textless."""
+    text (``fold_t``) and whether one of its children does, or an item below one
+    (``child_t``); ``texts`` as :func:`has_text` gives it.  An item with no row in
+    ``texts`` counts as textless."""
     return (edges.lazy().select("parent", "child", "ri")
-            .join(texts.rename({"id": "child", "t": "child_t"}), on="child", how="left")
-            .join(texts.rename({"id": "parent", "t": "fold_t"}), on="parent", how="left")
+            .join(texts.select(pl.col("id").alias("child"), pl.col("b").alias("child_t")),
+                  on="child", how="left")
+            .join(texts.select(pl.col("id").alias("parent"), pl.col("t").alias("fold_t")),
+                  on="parent", how="left")
             .group_by("parent", "ri")
             .agg(pl.col("fold_t").fill_null(False).first(),
                  pl.col("child_t").fill_null(False).any()))
@@ -42,8 +63,8 @@ def folds_with_text(edges: pl.DataFrame, texts: pl.LazyFrame) -> pl.LazyFrame:
 def summaries_without_text(session: Session, parents: list[str] | None = None
                            ) -> frozenset[str]:
     """The ids of the summaries that carry no text while a child they fold carries one,
-    over the provenance edges of ``session`` (those of the summaries ``parents`` only,
-    when given: the items read are then theirs and their children's); empty without
+    or an item below one does (:func:`has_text`), over the provenance edges of
+    ``session`` (those of the summaries ``parents`` only, when given); empty without
     edges."""
     edges = session.edges
     if parents is not None:
@@ -52,8 +73,8 @@ def summaries_without_text(session: Session, parents: list[str] | None = None
         return frozenset()
     texts = has_text(session)
     if parents is not None:
-        ids = pl.concat([edges["parent"], edges["child"]]).unique().to_list()
-        texts = texts.filter(pl.col("id").is_in(ids))
+        ids = pl.concat([edges["parent"], edges["child"]]).unique()
+        texts = texts.filter(pl.col("id").is_in(ids.implode()))
     rows = one(folds_with_text(edges, texts)
                .filter(~pl.col("fold_t") & pl.col("child_t")).select("parent").unique())
     return frozenset(str(p) for p in rows["parent"].to_list())
