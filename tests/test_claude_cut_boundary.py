@@ -29,16 +29,16 @@ def test_a_transcript_that_ends_at_its_boundary_has_no_summary_to_check(
         tmp_path: Path) -> None:
     path = _transcript(tmp_path, summary=False)
     out = " ".join(run("audit", str(path), "--isolated").output.split())
-    assert "1 compaction could not be checked: no summary line after its boundary" in out
+    assert "1 compaction could not be checked: no summary line right after its boundary" in out
     assert ("context 5,000 -> unknown tokens; summary not in the log, ratio unknown; loss "
-            "not checkable (no summary line after its boundary)") in out
+            "not checkable (no summary line right after its boundary)") in out
     assert "encrypted" not in out and "ciphertext" not in out
     assert ("raw = raw_ratio (from round 1 on, a summary not in the log counted at the "
             "product's context size after the compaction, 0 where it gives none)") in out
     doc = json.loads(run("audit", str(path), "--isolated", "-f", "json").stdout)
     (c,) = doc["compactions"]
     assert (c["lost_checked"], c["not_checked_reason"], c["summary_tokens"], c["opaque"]) \
-        == (False, "no summary line after its boundary", None, True)
+        == (False, "no summary line right after its boundary", None, True)
 
 
 def test_a_transcript_with_its_summary_line_is_checked(tmp_path: Path) -> None:

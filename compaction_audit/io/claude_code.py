@@ -133,10 +133,12 @@ _IDENTITY_KEYS = ("message", "content", "compactMetadata", "parentUuid", "logica
 
 
 _BOUNDARIES = ("compact_boundary", "microcompact_boundary")
-NO_SUMMARY_LINE = "no summary line after its boundary"
-"""The ``unchecked`` reason of a compaction whose boundary no summary line follows (a
-transcript cut there, or still being written): its summary is ``opaque`` (no text)
-and its size unknown, not an estimate of anything (usertest74 F2)."""
+NO_SUMMARY_LINE = "no summary line right after its boundary"
+"""The ``unchecked`` reason of a compaction whose boundary no summary line follows
+before the next message (a transcript cut there, or still being written): its summary
+is ``opaque`` (no text) and its size unknown, not an estimate of anything (usertest74
+F2).  "Right after": a summary line after a message that follows the boundary makes
+a compaction of its own (adv144 F7: "after its boundary" was untrue of it)."""
 EARLY_KEPT = 16
 """The most early parents kept for one compaction line (:meth:`_Converter.note_early`):
 its own first, then its compaction ancestors', nearest first.  Each inherited its

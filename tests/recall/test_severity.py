@@ -169,7 +169,7 @@ def test_verdict_says_a_compaction_could_not_be_checked(write_log: LogWriter) ->
     report = api.audit(path)
     [c] = report.compactions
     assert (c["lost_checked"], c["not_checked_reason"], c["opaque"]) == (
-        False, "no summary line after its boundary", True)
+        False, "no summary line right after its boundary", True)
     assert report.compactions_not_checked() == 1
     # nothing under the opaque summary is judged (CA303 left it out), and CA201 does
     # not judge a compaction's summary (no reachable leaf by construction)
@@ -183,10 +183,10 @@ def test_verdict_says_a_compaction_could_not_be_checked(write_log: LogWriter) ->
     assert doc["verdict"].startswith(head) and doc["compactions_not_checked"] == 1
     md = runner.invoke(app, ["audit", path, "-f", "markdown"]).output
     assert md.startswith(f"## compaction-audit: {head}\n")
-    assert "could not be checked (no summary line after its boundary)" in md
+    assert "could not be checked (no summary line right after its boundary)" in md
     gh = runner.invoke(app, ["audit", path, "-f", "github"]).output.splitlines()
     assert any(g.startswith("::notice ") and "title=compaction not checked::compaction at "
-               "round 1 could not be checked: no summary line after its boundary" in g
+               "round 1 could not be checked: no summary line right after its boundary" in g
                for g in gh)
     assert gh[-1].endswith("1 compaction(s) could not be checked")
 
