@@ -196,6 +196,23 @@ def test_nan_names_itself_and_its_field(tmp_path: Path, value: str, word: str,
         f"'{field}'")
 
 
+@pytest.mark.parametrize(("value", "number", "field"), [
+    ('[["a", 1e400]]', "1e400", "retained"),
+    ('[{"id": "a", "salience": -2.5E+999}]', "-2.5E+999", "salience"),
+])
+def test_a_number_past_the_largest_double_names_its_field(
+        tmp_path: Path, value: str, number: str, field: str) -> None:
+    """adv144 F8: ``1e400`` read "number is infinity when parsed as double", no field."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(OK0) + '\n{"type": "round", "round": 0, "spans": [{"id": "a",'
+                    ' "tokens": 5}], "retained": ' + value + "}\n")
+    result = CliRunner().invoke(app, ["audit", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"compaction-audit: {path}:2: bad JSON: number {number} is past the largest double "
+        f"(about 1.8e308), in field '{field}'")
+
+
 def test_cli_error_is_one_line_exit_2(write_log: LogWriter) -> None:
     path = write_log([OK0, rnd(1, evicted=["nope"])])
     result = CliRunner().invoke(app, ["audit", str(path)])

@@ -59,6 +59,8 @@ def json_error(raw: bytes, message: str, pos: int | None = None) -> str:
         return "bad JSON: unterminated string (a quote is missing before the line ends)"
     if what == "bad JSON" and pos is not None and (named := _not_a_number(raw, pos)):
         return f"bad JSON: {named}"
+    if what == "bad JSON" and pos is not None and message.startswith("number is infinity"):
+        return f"bad JSON: {_too_large(raw, pos)}"
     return f"{what}: {message}"
 
 
@@ -116,6 +118,27 @@ def _not_a_number(raw: bytes, pos: int) -> str | None:
     field = f", in field '{key[:64]}'" if key else ""
     return (f"{word} is not JSON (write null for no value: Python's json.dumps writes "
             f"{word} unless allow_nan=False){field}")
+
+
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
+
+
+def _too_large(raw: bytes, pos: int) -> str:
+    """``"number 1e400 is past the largest double (about 1.8e308), in field 'tokens'"``
+    for orjson's "number is infinity when parsed as double" at ``pos`` (the number's
+    start), naming the field as :func:`_not_a_number` does (adv144 F8: the field was not
+    named); the number is shown up to 32 characters."""
+    text = raw[:_FIELD_SCAN + 16].decode("utf-8", "replace")
+    start = min(pos, len(text))
+    while start and text[start - 1] in _NUMBER_CHARS:
+        start -= 1
+    end = start
+    while end < len(text) and text[end] in _NUMBER_CHARS:
+        end += 1
+    key = _field_at(text, start)
+    field = f", in field '{key[:64]}'" if key else ""
+    return (f"number {text[start:min(end, start + 32)]} is past the largest double "
+            f"(about 1.8e308){field}")
 
 
 _CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\x0c")
