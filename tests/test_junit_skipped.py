@@ -6,6 +6,7 @@ green. Before, every case without a finding passed and ``skipped`` was always 0.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,3 +95,17 @@ def test_a_failure_message_writes_a_round_of_two_findings_as_one_round() -> None
     message = root.find("testcase/failure").get("message")  # type: ignore[union-attr]
     assert message == ("5 finding(s) of silent-discriminating-fold at round(s) 17, 22-23, "
                        "35")
+
+
+def test_a_rule_unjudged_for_several_reasons_gives_each() -> None:
+    """usertest75 #9: the skip gave the reason of most rounds alone ("the first round
+    has no earlier round to compare with") where the text report gives both.  A Codex
+    rollout of two rounds whose second is a compaction with no work after it."""
+    fixture = Path(__file__).parent / "fixtures" / "adapters" / "codex-remote.jsonl"
+    _, by_name = cases(str(fixture))
+    skipped = by_name["CA101 salience-inversion"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == (
+        "judged none of the 2 round(s): the first round has no earlier round to compare "
+        "with (1 round); no work follows the compaction in its round: raw_ratio and "
+        "reachable spans there measure what the compaction kept, not the loop (1 round)")

@@ -136,7 +136,7 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
         by_code.setdefault(f.code, []).append(f)
     grown = grown_findings(s)  # baselined fold findings that now lose more (usertest17)
     failures = sum(_case(suite, s, code, name, by_code.get(code, []), fail_on, show_all,
-                         unjudged.get(code), grown)
+                         s.unjudged_why(code) if code in unjudged else None, grown)
                    for code, name in cases.items())
     if s.skipped:  # --lenient: the records it skipped, as one errored case
         case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),

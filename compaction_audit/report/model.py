@@ -112,6 +112,21 @@ class SessionReport:
                     out.setdefault(code, NONE_CHECKED)
         return out
 
+    def unjudged_why(self, code: str) -> str | None:
+        """Why rule ``code`` judged nothing (:meth:`unjudged_rules`), every reason when
+        it had several: ``"judged none of the 2 round(s): the first round has no
+        earlier round to compare with (1 round); no work follows ... (1 round)"``
+        (usertest75 #9: JUnit's skip gave the reason of most rounds alone, where the
+        text report gives both); None when it judged something."""
+        why = self.unjudged_rules().get(code)
+        notes = [n for n in self.not_evaluated
+                 if n.code == code and not n.reason.startswith("not applicable")]
+        if why is None or len(notes) < 2:
+            return why
+        return (f"judged none of the {self.n_rounds} round(s): "
+                + "; ".join(f"{n.reason} ({n.rounds} round{'s' if n.rounds != 1 else ''})"
+                            for n in notes))
+
     def rule_notes(self, salience_named: bool = False) -> list[str]:
         """One line per rule and reason it could not judge rounds ("CA101
         salience-inversion: not evaluated at 1 of 5 round(s): ..."), and one per
@@ -498,7 +513,7 @@ class SessionReport:
         n = len(checked)
         return (f"{n} compaction{'s' if n > 1 else ''} lost {len(lost) + hidden} fact(s)"
                 + (f", {matter} that matter{'s' if matter == 1 else ''}" if lost else "")
-                + answered_phrase(lost)
+                + answered_phrase(lost) + broken_phrase(self.findings)
                 + (f", {hidden} suppressed by [[suppress]]" if hidden else ""))
 
 
@@ -520,6 +535,26 @@ def answered_phrase(lost: list[dict[str, Any]]) -> str:
     more = len(lines) - ANSWER_LINES
     said = ", ".join(lines[:ANSWER_LINES]) + (f" and {more} more" if more > 0 else "")
     return f", {len(answers)} of them answered from the summary ({said})"
+
+
+def broken_phrase(findings: list[Finding]) -> str:
+    """", 1 lost rule broken by a later action (line 24)": the rules a fold lost that a
+    later action then broke (CA307 lost-rule-violated), with where each action was (its
+    ``violated_at`` line, else its round; at most :data:`ANSWER_LINES`); "" for none.
+    The worst harm a loss did belongs in the verdict beside the answers from the
+    summary (usertest75 #6: a destructive command the lost rule forbade was in the
+    findings only)."""
+    broken = [f for f in findings if f.code == "CA307"]
+    if not broken:
+        return ""
+    where = list(dict.fromkeys(
+        printable(f.values.get("violated_at")
+                  or f"round {f.values.get('violated_round', f.round)}")
+        for f in broken))
+    more = len(where) - ANSWER_LINES
+    said = ", ".join(where[:ANSWER_LINES]) + (f" and {more} more" if more > 0 else "")
+    n = len(broken)
+    return f", {n} lost rule{'s' if n > 1 else ''} broken by a later action ({said})"
 
 
 def fails(worst: Severity | None, fail_on: str) -> bool:

@@ -400,10 +400,15 @@ class LostRuleViolated(Rule):
         # ("--no-verify or --force": adv112 #3, a new --force was no new finding); an
         # unpinned install adds its package (the rule's text may forbid an act too)
         entity = pl.col("span") + "#" + pl.col("key")
+        # where the action was, as the message says it (a product's line: "line 24";
+        # None in a native log): the verdict names it (usertest75 #6)
+        at = stated_at(ctx, set(found["violated_span"].to_list()))
         return Outcome(found.with_columns(
             pl.when((pl.col("alt") == 0) & (pl.col("how") != "unpinned")).then(entity)
             .otherwise(entity + "#" + pl.col("object"))
-            .alias("entity")).drop("key", "alt"))
+            .alias("entity"),
+            pl.col("violated_span").replace_strict(at, default=None, return_dtype=pl.String)
+            .alias("violated_at")).drop("key", "alt"))
 
     def message(self, v: dict[str, Any], ctx: Context) -> str:
         verb = {"command": "ran", "write": "wrote", "destructive": "reused",
