@@ -139,3 +139,45 @@ def test_the_diff_page_s_round_panel_says_not_reached_and_lists_it_last(
         ["not", "reached"], ["not", "reached"]]
     assert where[-2:] == [["not", "reached"], ["not", "reached"]]  # after the persisting
     assert not any(w[0] == "unreached" for w in where)
+
+
+def _claude(sid: str, kind: str, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "uuid": sid, "sessionId": "cut-h", **fields}
+
+
+def test_a_product_log_cut_in_its_last_round_is_compared_before_it(tmp_path: Path) -> None:
+    # adv144 F4: a Claude Code transcript cut after its summary line ends partway
+    # through its last round (the re-read after the compaction is missing): "1 new"
+    # and a debt "1 -> 4 (+3)" at "round 1 (the candidate's last)"
+    said = "Keep the billing pool at 24 connections and the retry cap at 7 on prod."
+    lines = [
+        _claude("u1", "user", message={"role": "user", "content": said}),
+        _claude("a1", "assistant", message={"id": "m1", "role": "assistant", "content": [
+            {"type": "text", "text": "Done: billing pool 24, retry cap 7 on prod."}]}),
+        _claude("b1", "system", subtype="compact_boundary", logicalParentUuid="a1",
+                compactMetadata={"trigger": "manual", "preTokens": 4000}),
+        _claude("s1", "user", isCompactSummary=True,
+                message={"role": "user", "content": "Summary: tuned the billing pool."}),
+        _claude("a2", "assistant", message={"id": "m2", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash",
+             "input": {"command": "grep -n billing config.yaml"}}]}),
+        _claude("u2", "user", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1",
+             "content": "billing_pool: 24\nretry_cap: 7"}]}),
+        _claude("u3", "user", message={"role": "user", "content": "Now check the logs."}),
+        _claude("a3", "assistant", message={"id": "m3", "role": "assistant", "content": [
+            {"type": "text", "text": "Checked the logs."}]}),
+    ]
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    cut = tmp_path / "cut.jsonl"  # cut after the summary line
+    cut.write_text("".join(json.dumps(x) + "\n" for x in lines[:4]))
+    verdict = " ".join(_diff(whole, cut).output.split())
+    assert ("the candidate's last round, 1, may be cut short (a product's round runs to "
+            "the person's next turn): the baseline's units from it on count as not "
+            "reached, the debt is compared at the round before it") in verdict
+    assert "recall debt" not in verdict  # round 0 holds every fact in both runs
+    # a native log writes each round whole: no such note (the tests above)
+    native = " ".join(_diff(_research(tmp_path, "b.jsonl", 40),
+                            _research(tmp_path, "c.jsonl", 12)).output.split())
+    assert "may be cut short" not in native

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from compaction_audit.diff.numbering import candidate_end
+from compaction_audit.diff.numbering import reached
 from compaction_audit.diff.units import Occurrence, dropped_units, finding_units
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Severity
@@ -15,7 +15,8 @@ STATUSES = ("new", "resolved", "unreached", "persisting")
 
 def status_heading(status: str) -> str:
     """A status as a heading: ``"Resolved"``; ``"Not reached"`` for the units the
-    baseline found first after the candidate's last round (:func:`candidate_end`)."""
+    baseline found first after the candidate's last round it reached whole
+    (:func:`~compaction_audit.diff.numbering.reached`)."""
     return "Not reached" if status == "unreached" else status.capitalize()
 
 
@@ -51,7 +52,8 @@ class FindingDelta:
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
     """Finding units of both runs classified new (candidate only), resolved (baseline
     only, at a round the candidate reached), unreached (baseline only, first at a round
-    after the candidate's last: :func:`candidate_end`) or persisting (both), ordered by
+    after the candidate's last whole round:
+    :func:`~compaction_audit.diff.numbering.reached`) or persisting (both), ordered by
     code, then (facts still held, ``held:``,
     after the rest: usertest23 #4) severity, worst first (a fold's facts weigh by
     their own tier: usertest66 F4), first round, then (units of what folds lost) as the
@@ -98,7 +100,7 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
         if also is not None:
             c[ident] = _at_most(also, b[ident][1].severity)
     out = []
-    end = candidate_end(base, cand)
+    end = reached(base, cand)
     for ident in b.keys() | c.keys():
         status = ("persisting" if ident in b and ident in c
                   else "new" if ident in c

@@ -53,17 +53,46 @@ def ends_first(base: SessionReport, cand: SessionReport) -> int | None:
     return last_c if last_c < max(rounds_b) else None
 
 
+def may_be_cut(cand: SessionReport) -> bool:
+    """Whether the candidate's last round may be cut short where it ends first: a
+    product's log (its session record names a ``source_format``), whose round runs
+    from one turn of the person to the next, so a transcript cut after its summary line
+    (or still being written) ends partway through its last round (adv144 F4: "1 new"
+    and a debt "+3" at that round).  A native log writes each round whole."""
+    return cand.header.extra.get("source_format") not in (None, "native")
+
+
+def finished_round(cand: SessionReport, end: int) -> int:
+    """The last round of ``cand`` it surely finished, ``end`` being its last: the
+    round before it for a log whose last round :func:`may_be_cut` (one less than its
+    first when it has one round), else ``end``."""
+    if not may_be_cut(cand):
+        return end
+    earlier = [r for r in cand.series["round"].to_list() if r < end]
+    return max(earlier) if earlier else end - 1
+
+
+def reached(base: SessionReport, cand: SessionReport) -> int | None:
+    """The last round the candidate surely reached whole where it ends first
+    (:func:`candidate_end` and :func:`finished_round`): what the baseline found first
+    after it is "not reached"; None where the candidate does not end first."""
+    end = candidate_end(base, cand)
+    return None if end is None else finished_round(cand, end)
+
+
 def debt_round(base: SessionReport, cand: SessionReport) -> int | bool | None:
     """Where the recall debt of the two runs is compared: the candidate's last round
     when it ends first (:func:`ends_first`: a run cut short had "665 -> 219 (-446)",
-    usertest74 F4; lines or records it left out do not move its end) and both start at
+    usertest74 F4; lines or records it left out do not move its end), the round before
+    it where that round may be cut short (:func:`finished_round`), when both start at
     the same round (:func:`same_start`); False when it ends first from another start
-    (no round is the same point of both runs: no comparison); None for each run's own
-    last round."""
+    (no round is the same point of both runs: no comparison) or has no round it
+    surely finished; None for each run's own last round."""
     end = ends_first(base, cand)
     if end is None:
         return None
-    return end if same_start(base, cand) else False
+    done = finished_round(cand, end)
+    return done if same_start(base, cand) and done in cand.series["round"] else False
 
 
 def same_start(base: SessionReport, cand: SessionReport) -> bool:

@@ -8,7 +8,7 @@ import polars as pl
 
 from compaction_audit.conditions import can_invert
 from compaction_audit.diff.findings import FindingDelta, compare_findings
-from compaction_audit.diff.numbering import candidate_end, debt_round, rounds_apart
+from compaction_audit.diff.numbering import candidate_end, debt_round, may_be_cut, rounds_apart
 from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
 from compaction_audit.report.gaps import (
@@ -101,9 +101,9 @@ class RunDiff:
             col = r.series.get_column("recall_debt", default=None)
             if col is None or col.len() == 0:
                 return None
-            if r is self.baseline and end is not None:
+            if end is not None:  # the candidate's last (whole) round, in both runs
                 col = col.filter(r.series["round"] == end)
-                if col.len() == 0:  # the baseline has no such round: nothing to compare
+                if col.len() == 0:  # a run has no such round: nothing to compare
                     return None
             value = col[-1]
             ends.append(None if value is None else int(value))
@@ -310,15 +310,23 @@ class RunDiff:
                                                       "persisting")}
         end = candidate_end(self.baseline, self.candidate)
         said = any("(the candidate ends at round" in p for p in parts)  # by an onset
+        cut = end is not None and may_be_cut(self.candidate)  # adv144 F4
         words = {"unreached": "not reached" + ("" if said else
                                                f" (the candidate ends at round {end})")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
         parts.append(", ".join(f"{n} {words.get(s, s)}" for s, n in counts.items()
                                if n or s != "unreached")
                      + " finding unit(s)" + self._worse())
+        if cut:  # a product's round runs to the person's next turn: what the candidate
+            # found at its last round alone may be the cut's (adv144 F4)
+            parts.append(f"the candidate's last round, {end}, may be cut short (a "
+                         "product's round runs to the person's next turn): the baseline's "
+                         "units from it on count as not reached, the debt is compared at "
+                         "the round before it")
         debt, debt_at = self.last_debt(), debt_round(self.baseline, self.candidate)
         at = ("the last round" if debt_at is None or debt_at is False
-              else f"round {debt_at} (the candidate's last)")
+              else f"round {debt_at} (the candidate's last"
+              + (" whole round)" if cut else ")"))
         if debt is not None and debt[0] != debt[1]:
             # what a loop that cannot invert still loses (a product's compactions); what
             # it counts said, since the audit's "lost N facts" counts facts read again
