@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from tests.gate_app import run
@@ -174,3 +175,20 @@ def test_a_compaction_over_a_summary_with_no_text_is_not_checked(tmp_path: Path,
     outer["summaries"][0]["text"] = "Worked on the pools."
     (t,) = _doc(dump(log([stated, inner, outer]), tmp_path / "texted.jsonl"))["compactions"]
     assert (t["lost_checked"], t["not_checked_reason"]) == (True, None)
+
+
+def test_a_chain_of_summaries_with_no_text_reaches_the_text_below() -> None:
+    # F3 at any depth, each level found in the order the folds were logged: F4 folds
+    # F3 and a textless F2b, F3 folds F2, F2 folds the text p2; F9 folds only F2b,
+    # which folds nothing with a text
+    from compaction_audit.recall.bare import _textless_over_text
+
+    edges = pl.DataFrame({"parent": ["F2", "F2b", "F3", "F4", "F4", "F9"],
+                          "child": ["p2", "q", "F2", "F3", "F2b", "F2b"],
+                          "ri": [2, 2, 3, 4, 4, 5]})
+    own = pl.DataFrame({"id": ["p2", "q", "F2", "F2b", "F3", "F4", "F9"],
+                        "t": [True, False, False, False, False, False, False]})
+    assert _textless_over_text(edges, own).to_list() == ["F2", "F3", "F4"]
+    # no text anywhere, or text everywhere: nothing to reach
+    assert _textless_over_text(edges, own.with_columns(t=False)).len() == 0
+    assert _textless_over_text(edges, own.with_columns(t=True)).len() == 0

@@ -24,25 +24,37 @@ it folded does."""
 def has_text(session: Session) -> pl.LazyFrame:
     """Per item id (``id``): whether any of its rows carries a ``text`` (``t``), and
     whether it or an item below it carries one (``b``): a summary with no text of its
-    own over a text is below another summary's fold what a text is (adv144 F3: a
+    own over a text is, below another summary's fold, what a text is (adv144 F3: a
     compaction with no text over a summary with no text over a span with one read as
-    checked, "lost 3 fact(s)").  ``b`` reaches down through summaries with no text only
-    (one with a text is ``b`` by its own), one level per pass, as many passes as the
-    longest such chain; none when no item carries a text."""
+    checked, "lost 3 fact(s)").  ``b`` reaches down through summaries with no text
+    only (:func:`_textless_over_text`)."""
     own = (session.items.lazy().group_by("id")
            .agg(pl.col("text").is_not_null().any().alias("t")).collect())
-    texted = own.filter(pl.col("t"))["id"]
-    if texted.len() and session.edges.height:
-        bare = own.filter(~pl.col("t"))["id"]
-        edges = (session.edges.select("parent", "child")
-                 .filter(pl.col("parent").is_in(bare.implode())))
-        while edges.height:
-            reach = edges.filter(pl.col("child").is_in(texted.implode()))["parent"].unique()
-            if not reach.len():
-                break
-            texted = pl.concat([texted, reach])
-            edges = edges.filter(~pl.col("parent").is_in(reach.implode()))
-    return own.lazy().with_columns(pl.col("id").is_in(texted.implode()).alias("b"))
+    over = _textless_over_text(session.edges, own)
+    below = pl.col("t") | pl.col("id").is_in(over.implode()) if over.len() else pl.col("t")
+    return own.lazy().with_columns(below.alias("b"))
+
+
+def _textless_over_text(edges: pl.DataFrame, own: pl.DataFrame) -> pl.Series:
+    """The summaries with no text that fold a text, or fold such a summary, at any depth
+    (``own``: ``id``, ``t`` per item).  Those directly over a text in one Polars pass;
+    the chains of summaries with no text above them in the order the folds were logged
+    (a child is logged before its parent), one set look-up per edge between two such
+    summaries: linear in the chain (adv144 F3's fix first took one pass per level, 39 s
+    for a chain of 5,000)."""
+    if not edges.height or own["t"].all() or not own["t"].any():
+        return pl.Series("id", [], pl.String)
+    bare = own.filter(~pl.col("t"))["id"].implode()
+    edges = edges.with_row_index("_at").filter(pl.col("parent").is_in(bare))
+    hits = edges.filter(pl.col("child").is_in(own.filter(pl.col("t"))["id"].implode()))
+    if not hits.height:
+        return pl.Series("id", [], pl.String)
+    found = set(hits["parent"].to_list())
+    chain = edges.filter(pl.col("child").is_in(bare)).sort("ri", "_at")
+    for parent, child in chain.select("parent", "child").iter_rows():
+        if child in found:
+            found.add(parent)
+    return pl.Series("id", sorted(found), pl.String)
 
 
 def folds_with_text(edges: pl.DataFrame, texts: pl.LazyFrame) -> pl.LazyFrame:
