@@ -185,15 +185,22 @@ def test_nan_names_itself_and_its_field(tmp_path: Path, value: str, word: str,
                                         field: str) -> None:
     """usertest71 #10: what Python's json.dumps writes for a float('nan') read
     "unexpected character, expected a JSON value", no field named."""
+    path, stderr = _retained_error(tmp_path, value)
+    assert stderr == (
+        f"compaction-audit: {path}:2: bad JSON: {word} is not JSON (write null for no "
+        f"value: Python's json.dumps writes {word} unless allow_nan=False), in field "
+        f"'{field}'")
+
+
+def _retained_error(tmp_path: Path, value: str) -> tuple[Path, str]:
+    """Audit a log whose round 0 has ``retained`` = ``value``: its path and the
+    one-line error (exit 2 asserted)."""
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(OK0) + '\n{"type": "round", "round": 0, "spans": [{"id": "a",'
                     ' "tokens": 5}], "retained": ' + value + "}\n")
     result = CliRunner().invoke(app, ["audit", str(path)])
     assert result.exit_code == 2
-    assert result.stderr.strip() == (
-        f"compaction-audit: {path}:2: bad JSON: {word} is not JSON (write null for no "
-        f"value: Python's json.dumps writes {word} unless allow_nan=False), in field "
-        f"'{field}'")
+    return path, result.stderr.strip()
 
 
 @pytest.mark.parametrize(("value", "number", "field"), [
@@ -203,12 +210,8 @@ def test_nan_names_itself_and_its_field(tmp_path: Path, value: str, word: str,
 def test_a_number_past_the_largest_double_names_its_field(
         tmp_path: Path, value: str, number: str, field: str) -> None:
     """adv144 F8: ``1e400`` read "number is infinity when parsed as double", no field."""
-    path = tmp_path / "t.jsonl"
-    path.write_text(json.dumps(OK0) + '\n{"type": "round", "round": 0, "spans": [{"id": "a",'
-                    ' "tokens": 5}], "retained": ' + value + "}\n")
-    result = CliRunner().invoke(app, ["audit", str(path)])
-    assert result.exit_code == 2
-    assert result.stderr.strip() == (
+    path, stderr = _retained_error(tmp_path, value)
+    assert stderr == (
         f"compaction-audit: {path}:2: bad JSON: number {number} is past the largest double "
         f"(about 1.8e308), in field '{field}'")
 
