@@ -30,7 +30,8 @@ from compaction_audit.recall.stance import question_bounds
 from compaction_audit.recall.survival import survives
 from compaction_audit.recall.survival.words import content_stems, stem
 
-__all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "asks_clause", "reuse"]
+__all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "asks_clause",
+           "question_stems", "reuse"]
 
 ASKED_AGAIN_MAX_CHECKS = 50_000
 """Most (lost item, later user span) survival checks :func:`asked_again` makes in one
@@ -138,6 +139,7 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
     # eighth adversarial pass F6)
     finder = Literals(w for *_, named, _ in checks for w in named)
     holds: dict[int, set[str]] = {}
+    asks: dict[int, list[set[str]]] = {}  # each user text's question stems, read once
 
     def held(at: int, body: str) -> set[str]:
         if at not in holds:
@@ -162,7 +164,8 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
             failed.add(text_of[at])
             if (survives(d, body) and (not named or held(at, body).issuperset(named))) \
                     or ("?" in body and (asks_about(about, body) if about is not None
-                                         else asks_clause(d, body))):
+                                         else asks_clause(d, asks.setdefault(
+                                             text_of[at], question_stems(body))))):
                 for name, value in zip(schema, (key, start, item, ri, number), strict=True):
                     rows[name].append(value)
                 break
@@ -199,25 +202,33 @@ def asks_about(subject: tuple[re.Pattern[str], bool], body: str) -> bool:
         for start, end in question_bounds(body))
 
 
-def asks_clause(d: Discriminator, body: str) -> bool:
-    """Whether a sentence of ``body`` that ends with a question mark holds most (more
-    than half) of the content stems of clause ``d``, whatever its polarity: a question
-    takes no side, so "Should concurrent close operations crash LiveView?" asks about the
-    lost rule "Concurrent close operations should not crash LiveView" (usertest75 #5: a
-    person who forgot the rule asks without its "not", and survival's same-polarity
-    sentence test, :func:`~compaction_audit.recall.survival.survives`, missed it).  The
-    share is survival's sentence test (docs/discriminators.md); a clause of fewer than
-    two content stems, and any other kind, is never asked this way."""
-    if d.kind not in CLAUSE_KINDS:
+def question_stems(body: str) -> list[set[str]]:
+    """The stemmed content words of each sentence of ``body`` that ends with a question
+    mark (:func:`~compaction_audit.recall.stance.question_bounds`), negation words left
+    out: what :func:`asks_clause` compares, read once per user text."""
+    if "?" not in body:
+        return []
+    return [{stem(w) for w in content_words(body[start:end].lower(), 400)
+             if w not in NEGATION_WORDS} for start, end in question_bounds(body)]
+
+
+def asks_clause(d: Discriminator, questions: list[set[str]]) -> bool:
+    """Whether one of ``questions`` (:func:`question_stems` of a user text) holds most
+    (more than half) of the content stems of clause ``d``, whatever its polarity: a
+    question takes no side, so "Should concurrent close operations crash LiveView?"
+    asks about the lost rule "Concurrent close operations should not crash LiveView"
+    (usertest75 #5: a person who forgot the rule asks without its "not", and
+    survival's same-polarity sentence test, :func:`~compaction_audit.recall.survival.
+    survives`, missed it).  The share is survival's sentence test
+    (docs/discriminators.md); a clause of fewer than two content stems, and any other
+    kind, is never asked this way."""
+    if d.kind not in CLAUSE_KINDS or not questions:
         return False
     stems = set(content_stems(tuple(d.norm.split()[1:])))
     if len(stems) < 2:
         return False
     need = len(stems) // 2 + 1
-    low = body.lower()
-    return any(len(stems & {stem(w) for w in content_words(low[start:end], 400)
-                            if w not in NEGATION_WORDS}) >= need
-               for start, end in question_bounds(body))
+    return any(len(stems & asked) >= need for asked in questions)
 
 
 def _stopped(first: str, left: int, limits: list[Limit] | None,
