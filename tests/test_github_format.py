@@ -4,6 +4,7 @@ a summary annotation for the rest, and the Markdown report in the job summary (i
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,45 @@ def test_skipped_records_share_the_warning_slots(tmp_path: Path) -> None:
     assert warnings[-1].endswith(
         "::43 more warning annotation(s) in 4 traces: skipped record x43; the job summary "
         "and the text, JSON or SARIF reports list them")
+
+
+def _codex(*items: tuple[str, str]) -> str:
+    """A Codex rollout in our own words: ``items`` as (role, text) messages, and a
+    compaction whose summary drops the first (``("compact", summary)``)."""
+    lines: list[dict[str, Any]] = [{"timestamp": "t", "type": "session_meta",
+                                    "payload": {"id": "answers", "cwd": "/srv"}}]
+    for role, text in items:
+        if role == "compact":
+            lines += [{"timestamp": "t", "type": "compacted", "payload": {"message": text}},
+                      {"timestamp": "t", "type": "event_msg",
+                       "payload": {"type": "context_compacted"}}]
+            continue
+        kind = "input_text" if role == "user" else "output_text"
+        lines.append({"timestamp": "t", "type": "response_item", "payload": {
+            "type": "message", "role": role, "content": [{"type": kind, "text": text}]}})
+    return "".join(json.dumps(x) + "\n" for x in lines)
+
+
+def test_an_answer_from_the_summary_is_a_notice_at_its_line(tmp_path: Path) -> None:
+    """usertest75 F8: the annotations pointed at the compaction only, never at the
+    answer the verdict names ("answered from the summary (line 6)")."""
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(_codex(("user", "Tune the nightly export."),  # the reply's fact is
+                           ("assistant", "Set batch_size to 750 for the export."),  # lost
+                           ("compact", "Summary: tuned the nightly export."),
+                           ("user", "What batch_size did we set for the export?"),
+                           ("assistant", "It is 500.")))
+    out = CliRunner().invoke(app, ["audit", str(path), "-f", "github"]).stdout
+    notes = [n for n in annotations(out, "notice") if "title=answered from the summary" in n]
+    assert notes == [
+        f"::notice file={path},line=7,title=answered from the summary::answered from the "
+        "summary without reading it again: quantity 'batch_size to 750' and 1 more lost "
+        "fact(s), lost at the compaction at line 4, asked again at line 6; check this "
+        "answer against the fact"], out
+    calm = tmp_path / "calm.jsonl"  # the answer reads the fact again first: no notice
+    calm.write_text(_codex(("user", "Tune the nightly export."),
+                           ("assistant", "Set batch_size to 750 for the export."),
+                           ("compact", "Summary: tuned the nightly export."),
+                           ("user", "Tell me a joke about exports.")))
+    quiet = CliRunner().invoke(app, ["audit", str(calm), "-f", "github"]).stdout
+    assert "answered from the summary" not in quiet, quiet

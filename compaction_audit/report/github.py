@@ -30,6 +30,7 @@ LF -> ``%0A``; in properties also ``:`` -> ``%3A`` and ``,`` -> ``%2C``.  Text i
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any, NamedTuple
 
@@ -37,7 +38,7 @@ from compaction_audit.baseline import grown_findings, trace_key
 from compaction_audit.report.advice import what_to_do
 from compaction_audit.report.formats import RenderOptions
 from compaction_audit.report.gaps import LINES, gaps, gaps_fail
-from compaction_audit.report.lines import line_path
+from compaction_audit.report.lines import fact_line, line_path
 from compaction_audit.report.model import Report, SessionReport
 from compaction_audit.report.safe import neutralize, printable
 from compaction_audit.report.summary import (
@@ -163,11 +164,44 @@ def _gap_notes(path: str, s: SessionReport, kind: str = "notice") -> list[_Note]
                   g.title, False, line_path(path, g.line_file), g.line) for g in found]
 
 
+def _answer_notes(path: str, s: SessionReport) -> list[_Note]:
+    """A notice at each line where the assistant answered a question about lost facts
+    without reading them again (``answered_line`` of the lost lists: an answer from the
+    summary, the verdict's "answered from the summary (line 22)"), naming the first
+    fact, where it was lost and where the person asked: the line to check in a pull
+    request, not only the compaction's (usertest75 F8)."""
+    by_line: dict[tuple[str | None, int], list[tuple[dict[str, Any], Any]]] = {}
+    for c in s.compactions:
+        for d in c.get("lost") or []:
+            if isinstance(d, dict) and isinstance(d.get("answered_line"), int):
+                by_line.setdefault((d.get("answered_file"), d["answered_line"]),
+                                   []).append((d, c.get("line")))
+    out = []
+    for (file, line), facts in by_line.items():
+        d, lost_at = facts[0]
+        asked = d.get("asked_again_line")
+        more = f" and {len(facts) - 1} more lost fact(s)" if len(facts) > 1 else ""
+        where = line_path(path, file)
+        # lines of other files than the annotated one are named with their file
+        lost_where = fact_line(lost_at, os.path.basename(path) if file else None)
+        asked_where = fact_line(asked, d.get("asked_again_file"))
+        message = (f"answered from the summary without reading it again: {d.get('kind')} "
+                   f"{str(d.get('text'))[:200]!r}{more}, lost at the compaction"
+                   + (f" at {lost_where}" if lost_where else "")
+                   + (f", asked again at {asked_where}" if asked_where else "")
+                   + "; check this answer against the fact")
+        out.append(_Note(command("notice", message, file=where, line=line,
+                                 title="answered from the summary"),
+                         "answered from the summary", False, where, line))
+    return out
+
+
 def session_notes(s: SessionReport, fail_on: str = "error") -> dict[str, list[_Note]]:
     """The annotations of one trace by kind, each kind in the order its slots go: every
     rule's first episode before any rule's second (the most severe first); the
-    notices what could not be covered (its lines not read, then its first notice
-    episode, then its unchecked compactions, then the other notice episodes).  Where
+    notices what could not be covered (its lines not read, then the answers from the
+    summary, :func:`_answer_notes`, then its first notice episode, then its unchecked
+    compactions, then the other notice episodes).  Where
     ``fail_on`` counts what could not be covered (``warning`` or ``info``: it fails the
     gate, :meth:`SessionReport.fails`), those are warnings, ahead of the others: a red
     job shows why (usertest14: a ``::notice`` and "PASS" above an exit 1)."""
@@ -180,10 +214,13 @@ def session_notes(s: SessionReport, fail_on: str = "error") -> dict[str, list[_N
                                      line_path(path, first.line_file), first.line))
     counted = gaps_fail(fail_on)
     gap = _gap_notes(path, s, "warning" if counted else "notice")
+    answers = _answer_notes(path, s)
     if not counted:
         lines = [n for n in gap if n.counted == LINES[0]]
-        out["notice"] = (lines + out["notice"][:1]
+        out["notice"] = (lines + answers + out["notice"][:1]
                          + [n for n in gap if n.counted != LINES[0]] + out["notice"][1:])
+    else:
+        out["notice"] = answers + out["notice"]
     out["warning"] = ((gap if counted else []) + _limit_notes(path, s) + out["warning"][:1]
                       + _skipped_notes(s) + out["warning"][1:])
     return out
