@@ -59,7 +59,13 @@ def may_be_cut(cand: SessionReport) -> bool:
     from one turn of the person to the next, so a transcript cut after its summary line
     (or still being written) ends partway through its last round (adv144 F4: "1 new"
     and a debt "+3" at that round).  A native log writes each round whole."""
-    return cand.header.extra.get("source_format") not in (None, "native")
+    return _product_log(cand)
+
+
+def _product_log(r: SessionReport) -> bool:
+    """Whether ``r``'s session record names a product's ``source_format`` (an adapter's
+    log, or one converted from it)."""
+    return r.header.extra.get("source_format") not in (None, "native")
 
 
 def finished_round(cand: SessionReport, end: int) -> int:
@@ -117,6 +123,5 @@ def unread_after(cand: SessionReport) -> bool:
         return False
     lines = cand.series["line"]
     last = lines[-1] if len(lines) else None
-    native = cand.header.extra.get("source_format") in (None, "native")
-    return not native or last is None or any(
+    return _product_log(cand) or last is None or any(
         e.path != cand.path or not 0 < e.line < last for e in cand.skipped)

@@ -85,7 +85,7 @@ def _case(parent: ET.Element, s: SessionReport, code: str, name: str, found: lis
           grown: dict[int, dict[str, Any]] | None = None) -> bool:
     """The test case of rule ``code`` in trace ``s``: a failure for its findings
     ``found`` at or above ``fail_on``, skipped when it judged nothing (``unjudged``, the
-    reason: :meth:`SessionReport.unjudged_rules`), else passed.  Returns whether it
+    reason: :meth:`SessionReport.unjudged_reasons`), else passed.  Returns whether it
     failed.  Linear in ``found`` (adv33: the findings below ``fail_on`` were those not
     in the list of failing ones, found x failing comparisons: 104 s for 10,000)."""
     path = xml_text(s.path)
@@ -130,13 +130,13 @@ def _session_suite(root: ET.Element, s: SessionReport, rules: list[Rule], fail_o
     cases = {r.code: r.name for r in rules}
     for f in s.findings:  # a finding of a rule not listed still gets its case
         cases.setdefault(f.code, f.rule)
-    unjudged = s.unjudged_rules()
+    unjudged = s.unjudged_reasons()
     by_code: dict[str, list[Finding]] = {}
     for f in s.findings:
         by_code.setdefault(f.code, []).append(f)
     grown = grown_findings(s)  # baselined fold findings that now lose more (usertest17)
     failures = sum(_case(suite, s, code, name, by_code.get(code, []), fail_on, show_all,
-                         s.unjudged_why(code) if code in unjudged else None, grown)
+                         unjudged.get(code), grown)
                    for code, name in cases.items())
     if s.skipped:  # --lenient: the records it skipped, as one errored case
         case = ET.SubElement(suite, "testcase", classname=xml_text(s.path),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,20 +112,20 @@ class SessionReport:
                     out.setdefault(code, NONE_CHECKED)
         return out
 
-    def unjudged_why(self, code: str) -> str | None:
-        """Why rule ``code`` judged nothing (:meth:`unjudged_rules`), every reason when
-        it had several: ``"judged none of the 2 round(s): the first round has no
-        earlier round to compare with (1 round); no work follows ... (1 round)"``
-        (usertest75 #9: JUnit's skip gave the reason of most rounds alone, where the
-        text report gives both); None when it judged something."""
-        why = self.unjudged_rules().get(code)
-        notes = [n for n in self.not_evaluated
-                 if n.code == code and not n.reason.startswith("not applicable")]
-        if why is None or len(notes) < 2:
-            return why
-        return (f"judged none of the {self.n_rounds} round(s): "
-                + "; ".join(f"{n.reason} ({n.rounds} round{'s' if n.rounds != 1 else ''})"
-                            for n in notes))
+    def unjudged_reasons(self) -> dict[str, str]:
+        """:meth:`unjudged_rules` with every reason of a rule that had several:
+        ``"judged none of the 2 round(s): the first round has no earlier round to
+        compare with (1 round); no work follows ... (1 round)"`` (usertest75 #9: JUnit's
+        skip gave the reason of most rounds alone, where the text report gives both)."""
+        out = self.unjudged_rules()
+        for code in out:
+            notes = [n for n in self.not_evaluated
+                     if n.code == code and not n.reason.startswith("not applicable")]
+            if len(notes) > 1:
+                out[code] = (f"judged none of the {self.n_rounds} round(s): " + "; ".join(
+                    f"{n.reason} ({n.rounds} round{'s' if n.rounds != 1 else ''})"
+                    for n in notes))
+        return out
 
     def rule_notes(self, salience_named: bool = False) -> list[str]:
         """One line per rule and reason it could not judge rounds ("CA101
@@ -530,11 +530,16 @@ def answered_phrase(lost: list[dict[str, Any]]) -> str:
     answers = [d for d in lost if d.get("answered_line") is not None]
     if not answers:
         return ""
-    lines = list(dict.fromkeys(fact_line(d["answered_line"], d.get("answered_file"))
-                               for d in answers))
-    more = len(lines) - ANSWER_LINES
-    said = ", ".join(lines[:ANSWER_LINES]) + (f" and {more} more" if more > 0 else "")
+    said = _named(fact_line(d["answered_line"], d.get("answered_file")) for d in answers)
     return f", {len(answers)} of them answered from the summary ({said})"
+
+
+def _named(places: Iterable[str]) -> str:
+    """The distinct ``places`` in order, at most :data:`ANSWER_LINES` of them named:
+    ``"line 1, line 2, line 3 and 1 more"``."""
+    distinct = list(dict.fromkeys(places))
+    more = len(distinct) - ANSWER_LINES
+    return ", ".join(distinct[:ANSWER_LINES]) + (f" and {more} more" if more > 0 else "")
 
 
 def broken_phrase(findings: list[Finding]) -> str:
@@ -547,12 +552,9 @@ def broken_phrase(findings: list[Finding]) -> str:
     broken = [f for f in findings if f.code == "CA307"]
     if not broken:
         return ""
-    where = list(dict.fromkeys(
-        printable(f.values.get("violated_at")
-                  or f"round {f.values.get('violated_round', f.round)}")
-        for f in broken))
-    more = len(where) - ANSWER_LINES
-    said = ", ".join(where[:ANSWER_LINES]) + (f" and {more} more" if more > 0 else "")
+    said = _named(printable(f.values.get("violated_at")
+                            or f"round {f.values.get('violated_round', f.round)}")
+                  for f in broken)
     n = len(broken)
     return f", {n} lost rule{'s' if n > 1 else ''} broken by a later action ({said})"
 

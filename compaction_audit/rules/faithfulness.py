@@ -423,9 +423,9 @@ class LostRuleViolated(Rule):
         who = actor(v["violated_source"], v["violated_span"])
         # a product log's lines: where the rule was stated and where it was broken, not
         # only the compaction's (usertest61 A4: one round spans hundreds of lines)
-        at = stated_at(ctx, {v["span"], v["violated_span"]})
+        at = stated_at(ctx, {v["span"]})
         rule_at = f", {at[v['span']]}" if v["span"] in at else ""
-        call_at = f" ({at[v['violated_span']]})" if v["violated_span"] in at else ""
+        call_at = f" ({v['violated_at']})" if v.get("violated_at") else ""  # (evaluate)
         refused = f" ({v['refused']}: it did not run)" if v.get("refused") else ""
         return (f"fold {v['fold']} lost {v['kind']} {v['text']!r} ({v['span']}{rule_at}) "
                 f"at round {v['lost_round']}; {who} {verb} {v['object']!r}{tail} at round "
