@@ -58,20 +58,18 @@ def _stub(program: str) -> server.Helper:
 
 SILENT = "import time\ntime.sleep(600)\n"
 """A helper that never answers (and never reads)."""
-READY_THEN_SILENT = ("import marshal, sys, time\n"
-                     "body = marshal.dumps(('ready', 'model', ''))\n"
-                     "sys.stdout.buffer.write(len(body).to_bytes(8, 'little') + body)\n"
-                     "sys.stdout.buffer.flush()\n"
-                     "time.sleep(600)\n")
-"""Says it is ready, then neither reads nor answers."""
-WRONG = ("import marshal, sys\n"
+_SEND = ("import marshal, sys, time, zlib\n"
          "def send(m):\n"
          "    body = marshal.dumps(m)\n"
-         "    sys.stdout.buffer.write(len(body).to_bytes(8, 'little') + body)\n"
-         "    sys.stdout.buffer.flush()\n"
-         "send(('ready', 'model', ''))\n"
-         "head = sys.stdin.buffer.read(8)\n"
-         "sys.stdin.buffer.read(int.from_bytes(head, 'little'))\n"
+         "    crc = zlib.crc32(body).to_bytes(4, 'little')\n"
+         "    sys.stdout.buffer.write(len(body).to_bytes(8, 'little') + crc + body)\n"
+         "    sys.stdout.buffer.flush()\n")
+"""A stand-in's ``send``, written out (runtime.frames: length, CRC-32, marshal body)."""
+READY_THEN_SILENT = _SEND + "send(('ready', 'model', ''))\ntime.sleep(600)\n"
+"""Says it is ready, then neither reads nor answers."""
+WRONG = (_SEND + "send(('ready', 'model', ''))\n"
+         "head = sys.stdin.buffer.read(12)\n"
+         "sys.stdin.buffer.read(int.from_bytes(head[:8], 'little'))\n"
          "send(('v', [0.5]))\n")  # one value, whatever the texts
 """Says it is ready, then answers with the wrong number of values."""
 

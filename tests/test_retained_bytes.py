@@ -34,7 +34,7 @@ def _messages(path: Path, differ: RetainedBytes | None, start: int = 0,
     frames: list[bytes] = []
     reduce.reduce_lines(str(path), frames.append, start, stop, batch_bytes=1 << 12,
                      differ=differ)
-    return [m for frame in frames for m in marshal.loads(frame[4:])]
+    return [m for frame in frames for m in marshal.loads(frame[8:])]
 
 
 def _same(path: Path, start: int = 0, stop: int = -1) -> RetainedBytes:

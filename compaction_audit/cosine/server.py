@@ -13,8 +13,8 @@ same floats (sent back by :mod:`marshal`, which keeps every bit).
 The helper imports :mod:`~compaction_audit.cosine.embed` (with
 :mod:`~compaction_audit.cosine.pieces` and :mod:`compaction_audit.errors`) under empty
 package modules (:data:`BOOT`), so neither package's ``__init__`` and no Polars is
-loaded there.  Messages both ways are an 8-byte little-endian length and a marshal
-body, a tuple whose first item is its tag:
+loaded there.  Messages both ways are :mod:`compaction_audit.runtime.frames` messages
+(a length, a CRC-32 and a marshal body), each a tuple whose first item is its tag:
 
 - helper -> audit, once loaded: ``("ready", status, detail)``, status ``model`` (loaded),
   ``none`` (not installed) or ``error`` (``detail``: the error's first line);
@@ -35,7 +35,6 @@ Standard library only (the CLI may start it before the auditor's modules load).
 from __future__ import annotations
 
 import contextlib
-import marshal
 import os
 import select
 import subprocess
@@ -43,6 +42,8 @@ import sys
 import threading
 import time
 from typing import IO, Any
+
+from compaction_audit.runtime.frames import receive, send
 
 ENV = "COMPACTION_AUDIT_EMBED"
 """The environment variable choosing the embedding (``compaction_audit.cosine.embed``)."""
@@ -167,36 +168,6 @@ def take_early() -> Helper | None:
 def result_seconds(texts: list[str]) -> float:
     """How long the audit waits for the cosines of ``texts`` (see :data:`SECONDS_PER_CHAR`)."""
     return READY_SECONDS + SECONDS_PER_CHAR * sum(map(len, texts))
-
-
-def send(stream: IO[bytes], message: Any) -> None:
-    """Write one message (module docstring)."""
-    data = marshal.dumps(message)
-    stream.write(len(data).to_bytes(8, "little") + data)
-    stream.flush()
-
-
-def _read(fd: int, n: int, deadline: float | None) -> bytes | None:
-    parts = []
-    while n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                return None
-        part = os.read(fd, min(n, 1 << 20))
-        if not part:
-            return None
-        parts.append(part)
-        n -= len(part)
-    return b"".join(parts)
-
-
-def receive(fd: int, deadline: float | None = None) -> Any:
-    """One message from file descriptor ``fd``; None at the end of input, or when it
-    is not whole by ``deadline`` (``time.monotonic``; None: no limit)."""
-    head = _read(fd, 8, deadline)
-    body = _read(fd, int.from_bytes(head, "little"), deadline) if head is not None else None
-    return marshal.loads(body) if body is not None else None
 
 
 def main(fd: int = 0, out: IO[bytes] | None = None) -> None:

@@ -26,6 +26,7 @@ from compaction_audit.io.quarantine import LenientFeed
 from compaction_audit.io.quiet_gc import paused_gc
 from compaction_audit.io.surrogates import loads
 from compaction_audit.model import Session
+from compaction_audit.runtime import frames
 from compaction_audit.runtime.childproc import in_worker_process, prelude, python_command, reap
 
 PARALLEL_MIN_BYTES = 32 << 20
@@ -81,13 +82,13 @@ def _frames(stream: IO[bytes]) -> Iterator[bytes]:
     """The framed batches a helper writes, up to and including its ``MSG_END``."""
     read = stream.read
     while True:
-        head = read(4)
-        if len(head) < 4:
+        head = read(8)
+        if len(head) < 8:
             raise HelperFailed
-        size = int.from_bytes(head, "little")
+        size = int.from_bytes(head[:4], "little")
         data = read(size & ~reduce.LAST_FRAME)
-        if len(data) < size & ~reduce.LAST_FRAME:
-            raise HelperFailed
+        if len(data) < size & ~reduce.LAST_FRAME or frames.crc(data) != head[4:]:
+            raise HelperFailed  # cut short, or damaged on the way (runtime.frames)
         yield data
         if size & reduce.LAST_FRAME:
             return

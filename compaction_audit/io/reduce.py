@@ -6,8 +6,8 @@ The reader of large plain files (:func:`compaction_audit.io.native.read_native`,
 (``MSG_*``) back; a round whose ``retained`` list parses is sent reduced to what
 entered and left the working set.  The helper loads this module by file path
 (:data:`compaction_audit.io.parallel._BOOT`); it imports the field checks of
-:mod:`compaction_audit.io.records` and the standard library and orjson, nothing of the
-audit.
+:mod:`compaction_audit.io.records`, :mod:`compaction_audit.runtime.frames`, the standard
+library and orjson, nothing of the audit.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import orjson
 from compaction_audit.io.jsonerrors import json_error
 from compaction_audit.io.records import FieldError, changed_saliences, retained, retained_pairs
 from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
+from compaction_audit.runtime.frames import crc
 
 MSG_BAD_JSON = 0
 """``(line, MSG_BAD_JSON, message)``: the line is not JSON (message as the reader's)."""
@@ -78,8 +79,9 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
 
     Reads the lines that start at byte offsets ``start`` (a line start) up to ``stop``
     (exclusive; -1: the end of the file).  Line numbers count from 1 at ``start``.
-    Each batch is a 4-byte little-endian length and a :mod:`marshal` list of messages
-    (``MSG_*``); the last one ends with ``MSG_END`` and has ``LAST_FRAME`` set in its
+    Each batch is a 4-byte little-endian length, the CRC-32 of the body
+    (:func:`compaction_audit.runtime.frames.crc`) and a :mod:`marshal` list of messages
+    (``MSG_*``) as the body; the last one ends with ``MSG_END`` and has ``LAST_FRAME`` set in its
     length.  A round record with a pair-form
     ``retained`` list that :func:`retained_pairs` accepts becomes ``MSG_REDUCED``
     against the previous round of this range whose ``retained`` parsed (:func:`retained`
@@ -104,7 +106,7 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
     def flush(last: bool = False) -> None:
         nonlocal pending, size
         data = marshal.dumps(pending)
-        write((len(data) | (LAST_FRAME if last else 0)).to_bytes(4, "little") + data)
+        write((len(data) | (LAST_FRAME if last else 0)).to_bytes(4, "little") + crc(data) + data)
         pending, size = [], 0
 
     number = 0

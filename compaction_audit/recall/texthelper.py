@@ -5,10 +5,10 @@ Standard library only, with :mod:`~compaction_audit.recall.extract` and
 package modules, so that neither package's ``__init__`` (and with it Polars) is
 imported (:data:`BOOT`).
 
-Messages both ways are an 8-byte little-endian length and a :mod:`marshal` body, a
-tuple whose first item is its tag.  The helper reads the texts (a list of ``(text,
-span type)``), then works through two queues, front to back, while the auditor works
-through them back to front:
+Messages both ways are :mod:`compaction_audit.runtime.frames` messages (a length, a
+CRC-32 and a :mod:`marshal` body), each a tuple whose first item is its tag.  The
+helper reads the texts (a list of ``(text, span type)``), then works through two
+queues, front to back, while the auditor works through them back to front:
 
 1. extraction: it sends ``("x", n, packed)`` for each chunk of ``n`` (at most ``step``)
    texts, in order: ``packed`` is the chunk's discriminators per text, each as
@@ -35,7 +35,6 @@ survival with the discriminators it already has (:func:`~compaction_audit.recall
 from __future__ import annotations
 
 import marshal
-import os
 import select
 import sys
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.survclass import UNASKED, Classes
 from compaction_audit.recall.survival import check  # where tests patch survives
+from compaction_audit.runtime.frames import receive, send
 
 Encoded = tuple[tuple[str, str, str, int, int, int], ...]
 
@@ -116,31 +116,6 @@ def unpack(packed: bytes) -> list[Encoded]:
     """The inverse of :func:`pack`, encoded (:func:`decode` or :class:`Decoder` then)."""
     chunk: list[Encoded] = marshal.loads(packed)
     return chunk
-
-
-def send(stream: IO[bytes], message: Any) -> None:
-    """Write one message (see the module docstring)."""
-    data = marshal.dumps(message)
-    stream.write(len(data).to_bytes(8, "little") + data)
-    stream.flush()
-
-
-def _read(fd: int, n: int) -> bytes | None:
-    parts = []
-    while n:
-        part = os.read(fd, n)
-        if not part:
-            return None
-        parts.append(part)
-        n -= len(part)
-    return b"".join(parts)
-
-
-def receive(fd: int) -> Any:
-    """Read one message from file descriptor ``fd``; None at the end of input."""
-    head = _read(fd, 8)
-    body = _read(fd, int.from_bytes(head, "little")) if head is not None else None
-    return marshal.loads(body) if body is not None else None
 
 
 SURVIVAL_MAX_CHECKS = 2_000_000

@@ -29,7 +29,6 @@ Whatever it fails to deliver is done here.
 from __future__ import annotations
 
 import contextlib
-import marshal
 import os
 import subprocess
 import threading
@@ -48,6 +47,7 @@ from compaction_audit.recall import texthelper as th
 from compaction_audit.recall.prefilter import MAY_HOLD
 from compaction_audit.recall.survclass import Classes
 from compaction_audit.recall.survival import check as surv  # where tests patch survives
+from compaction_audit.runtime import frames
 from compaction_audit.runtime.childproc import in_worker_process
 from compaction_audit.series import Series
 
@@ -167,17 +167,13 @@ class _Helper:
         if stream is None:
             return
         with contextlib.suppress(OSError, ValueError):  # the helper died, or was stopped
-            th.send(stream, message)
+            frames.send(stream, message)
 
     def _read(self) -> None:
         stream = self.process.stdout
         assert stream is not None
         with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-            while True:
-                head = stream.read(8)
-                if len(head) < 8:
-                    break
-                message = marshal.loads(stream.read(int.from_bytes(head, "little")))
+            while (message := frames.read(stream)) is not None:  # Damaged: a ValueError
                 if message[0] == "x":
                     _, n, packed = message
                     self.chunks.append((self.done, packed))  # read when needed

@@ -19,6 +19,7 @@ from compaction_audit.recall import analysis, texthelper, textwork
 from compaction_audit.recall.analysis import occurrences
 from compaction_audit.recall.extract import extract
 from compaction_audit.recall.survival import check as surv  # survives' home
+from compaction_audit.runtime import frames
 from compaction_audit.series import build_series
 from tests.logs import LogWriter, rnd
 
@@ -281,18 +282,15 @@ def _helper_run(messages: list[Any], step: int) -> list[Any]:
     out = io.BytesIO()
     with os.fdopen(write, "wb") as sink:  # kept open: the end of input would stop it
         for m in messages:
-            texthelper.send(sink, m)
+            frames.send(sink, m)
         texthelper.main(step, read, out)
     os.close(read)
-    got, data = [], out.getvalue()
-    while data:
-        n = int.from_bytes(data[:8], "little")
-        message = marshal.loads(data[8:8 + n])
+    got, stream = [], io.BytesIO(out.getvalue())
+    while (message := frames.read(stream)) is not None:
         if message[0] == "x":  # ("x", n, packed): the chunk unpacked
             assert message[1] == len(texthelper.unpack(message[2]))
             message = ("x", texthelper.unpack(message[2]))
         got.append(message)
-        data = data[8 + n:]
     return got
 
 
@@ -387,7 +385,7 @@ def test_a_text_repeated_under_two_folds_gives_each_edge_its_own_rows(
 def test_the_helper_program_stops_at_the_end_of_its_input() -> None:
     read, write = os.pipe()
     with os.fdopen(write, "wb") as sink:
-        texthelper.send(sink, [T0, T1])
+        frames.send(sink, [T0, T1])
     out = io.BytesIO()
     texthelper.main(1, read, out)  # the input ended before its first chunk
     os.close(read)
@@ -395,12 +393,18 @@ def test_the_helper_program_stops_at_the_end_of_its_input() -> None:
 
 
 def test_the_helper_fails_quietly_on_bad_input() -> None:
-    # a length then bytes that are no marshal data: exit 1, nothing on stderr
+    # a length and CRC-32, then bytes that are no marshal data; or a body whose CRC-32
+    # differs (damaged on the way): exit 1, nothing on stderr
+    from compaction_audit.runtime.frames import crc
+
     recall = os.path.dirname(textwork.ext.__file__)
-    proc = subprocess.run([sys.executable, "-c", texthelper.BOOT, os.path.dirname(recall),
-                           recall, "1"], input=(4).to_bytes(8, "little") + b"\xff\xff\xff\xff",
-                          capture_output=True, timeout=60)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (1, b"", b"")
+    body = b"\xff\xff\xff\xff"
+    sent = [crc(body) + body, crc(b"other") + marshal.dumps([])]  # []: no text, exit 0
+    for framed in sent:
+        proc = subprocess.run([sys.executable, "-c", texthelper.BOOT, os.path.dirname(recall),
+                               recall, "1"], input=(len(framed) - 4).to_bytes(8, "little") + framed,
+                              capture_output=True, timeout=60)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (1, b"", b"")
 
 
 def test_extraction_reads_the_shared_table_first() -> None:
