@@ -177,3 +177,20 @@ def test_an_answer_from_the_summary_is_a_notice_at_its_line(tmp_path: Path) -> N
                            ("user", "Tell me a joke about exports.")))
     quiet = CliRunner().invoke(app, ["audit", str(calm), "-f", "github"]).stdout
     assert "answered from the summary" not in quiet, quiet
+
+
+def test_answers_left_out_are_not_said_to_be_in_sarif(tmp_path: Path) -> None:
+    """adv145 F6: with more answers from the summary than notice slots, the summary
+    annotation said "the text, JSON or SARIF reports list them"; SARIF holds none."""
+    items: list[tuple[str, str]] = [("user", "Tune the nightly export.")]
+    items += [("assistant", f"Set knob_{k} to {700 + k} for the export.") for k in range(12)]
+    items.append(("compact", "Summary: tuned the nightly export."))
+    for k in range(12):
+        items += [("user", f"What was knob_{k} set to?"), ("assistant", "I do not recall.")]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(_codex(*items))
+    out = CliRunner().invoke(app, ["audit", str(path), "-f", "github"]).stdout
+    notes = annotations(out, "notice")
+    assert sum("title=answered from the summary" in n for n in notes) == 9
+    assert notes[-1].endswith("answered from the summary x3; the text, JSON or Markdown "
+                              "reports list them"), notes[-1]

@@ -203,17 +203,23 @@ def _retained_error(tmp_path: Path, value: str) -> tuple[Path, str]:
     return path, result.stderr.strip()
 
 
-@pytest.mark.parametrize(("value", "number", "field"), [
-    ('[["a", 1e400]]', "1e400", "retained"),
-    ('[{"id": "a", "salience": -2.5E+999}]', "-2.5E+999", "salience"),
+@pytest.mark.parametrize(("value", "number", "past", "field"), [
+    ('[["a", 1e400]]', "1e400", "past the largest double (about 1.8e308)", "retained"),
+    ('[{"id": "a", "salience": -2.5E+999}]', "-2.5E+999",
+     "below the lowest double (about -1.8e308)", "salience"),
+    # adv145 F7: cut to 32 characters without a mark, it read as 1e31
+    ('[["a", 1' + "0" * 400 + "]]", "1" + "0" * 23 + "... (401 characters)",
+     "past the largest double (about 1.8e308)", "retained"),
+    # adv145 F7: past the first MiB of the line the number read as empty
+    ('[["' + "b" * (1 << 20) + '", 1], ["a", 1e400]]', "1e400",
+     "past the largest double (about 1.8e308)", None),
 ])
 def test_a_number_past_the_largest_double_names_its_field(
-        tmp_path: Path, value: str, number: str, field: str) -> None:
+        tmp_path: Path, value: str, number: str, past: str, field: str | None) -> None:
     """adv144 F8: ``1e400`` read "number is infinity when parsed as double", no field."""
     path, stderr = _retained_error(tmp_path, value)
-    assert stderr == (
-        f"compaction-audit: {path}:2: bad JSON: number {number} is past the largest double "
-        f"(about 1.8e308), in field '{field}'")
+    assert stderr == (f"compaction-audit: {path}:2: bad JSON: number {number} is {past}"
+                      + (f", in field '{field}'" if field else ""))
 
 
 def test_cli_error_is_one_line_exit_2(write_log: LogWriter) -> None:

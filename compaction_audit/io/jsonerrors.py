@@ -127,8 +127,12 @@ def _too_large(raw: bytes, pos: int) -> str:
     """``"number 1e400 is past the largest double (about 1.8e308), in field 'tokens'"``
     for orjson's "number is infinity when parsed as double" at ``pos`` (the number's
     start), naming the field as :func:`_not_a_number` does (adv144 F8: the field was not
-    named); the number is shown up to 32 characters."""
-    text = raw[:_FIELD_SCAN + 16].decode("utf-8", "replace")
+    named); a number of more than 32 characters is shown cut, with its length, and a
+    negative one is below the lowest double.  ``pos`` counts characters (orjson's), so
+    past :data:`_FIELD_SCAN` the whole line is decoded to find it (adv145 F7: the number
+    read as empty there)."""
+    text = raw[:_FIELD_SCAN + 16] if pos <= _FIELD_SCAN else raw
+    text = text.decode("utf-8", "replace")
     start = min(pos, len(text))
     while start and text[start - 1] in _NUMBER_CHARS:
         start -= 1
@@ -137,8 +141,11 @@ def _too_large(raw: bytes, pos: int) -> str:
         end += 1
     key = _field_at(text, start)
     field = f", in field '{key[:64]}'" if key else ""
-    return (f"number {text[start:min(end, start + 32)]} is past the largest double "
-            f"(about 1.8e308){field}")
+    number = text[start:end]
+    shown = number if len(number) <= 32 else f"{number[:24]}... ({len(number):,} characters)"
+    where = ("below the lowest double (about -1.8e308)" if number.startswith("-") else
+             "past the largest double (about 1.8e308)")
+    return f"number {shown} is {where}{field}"
 
 
 _CONTROL = bytes(b for b in range(32) if b not in b"\t\n\r\x0c")

@@ -21,17 +21,19 @@ from bisect import bisect_right
 import polars as pl
 
 from compaction_audit.limits import Limit
-from compaction_audit.recall.bindings import bound_name
-from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.factkeys import key_norm
 from compaction_audit.recall.kinds import CLAUSE_KINDS, Discriminator, Kind
 from compaction_audit.recall.literals import Literals
-from compaction_audit.recall.stance import question_bounds
+from compaction_audit.recall.questions import (
+    Question,
+    asks_about,
+    asks_clause,
+    question_stems,
+    subject_question,
+)
 from compaction_audit.recall.survival import survives
-from compaction_audit.recall.survival.words import content_stems, stem
 
-__all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "asks_clause",
-           "question_stems", "reuse"]
+__all__ = ["ASKED_AGAIN_MAX_CHECKS", "DESTRUCTIVE_RE", "asked_again", "reuse"]
 
 ASKED_AGAIN_MAX_CHECKS = 50_000
 """Most (lost item, later user span) survival checks :func:`asked_again` makes in one
@@ -139,12 +141,18 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
     # eighth adversarial pass F6)
     finder = Literals(w for *_, named, _ in checks for w in named)
     holds: dict[int, set[str]] = {}
-    asks: dict[int, list[set[str]]] = {}  # each user text's question stems, read once
+    asks: dict[int, list[Question]] = {}  # each user text's questions, read once
 
     def held(at: int, body: str) -> set[str]:
         if at not in holds:
             holds[at] = finder.found_in(body.lower())
         return holds[at]
+
+    def questions(at: int, body: str) -> list[Question]:
+        key = text_of[at]
+        if key not in asks:  # not setdefault: its argument would be read every time
+            asks[key] = question_stems(body)
+        return asks[key]
 
     left = ASKED_AGAIN_MAX_CHECKS
     for pos, (key, kind, text, norm, start, named, row) in enumerate(checks):
@@ -154,7 +162,7 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
                 (where[0][row], where[1][row]) if where else (None, None)))
             break
         d = Discriminator(_KIND_OF[kind], text, norm, 0, len(text))
-        about = subject_question(d)
+        about, clause = subject_question(d), d.kind in CLAUSE_KINDS
         failed: set[int] = set()
         for at in range(first, len(later)):
             left -= 1
@@ -163,72 +171,12 @@ def asked_again(lost: pl.DataFrame, users: pl.DataFrame,
             item, ri, number, body = later[at]
             failed.add(text_of[at])
             if (survives(d, body) and (not named or held(at, body).issuperset(named))) \
-                    or ("?" in body and (asks_about(about, body) if about is not None
-                                         else asks_clause(d, asks.setdefault(
-                                             text_of[at], question_stems(body))))):
+                    or (about is not None and asks_about(about, body)) \
+                    or (clause and asks_clause(d, questions(at, body))):
                 for name, value in zip(schema, (key, start, item, ri, number), strict=True):
                     rows[name].append(value)
                 break
     return pl.DataFrame(rows, schema=schema)
-
-
-_VERSION_CUE_RE = re.compile(r"(?i)\b(?:versions?|pin|pins|pinned|pinning|release|"
-                             r"upgrade[sd]?|downgrade[sd]?|bump(?:ed)?)\b")
-"""Words that make a question naming a package a question about its version."""
-
-
-def subject_question(d: Discriminator) -> tuple[re.Pattern[str], bool] | None:
-    """How a question names the subject of ``d``, a value bound to a name (its
-    package: ``requests`` of ``requests==2.32.3``; its setting: ``read_timeout_ms`` of
-    ``read_timeout_ms: 45000``): the name as a whole word, any case, and whether the
-    question must also name versions (a package, whose name may be a plain word:
-    "requests", "rich").  None for a value stated alone, and for a quantity or scope
-    whose name is a plain word ("retries: 3", "port 8080"), which questions name for
-    other reasons (usertest68 #5: "What version of requests did we pin?", after the
-    summary dropped ``requests==2.32.3``, was no asked-again)."""
-    name = bound_name(d)
-    if name is None or (d.kind is not Kind.VERSION and name.isalpha()):
-        return None
-    return (re.compile(rf"(?i)(?<![\w.-]){re.escape(name)}(?![\w-])"),
-            d.kind is Kind.VERSION)
-
-
-def asks_about(subject: tuple[re.Pattern[str], bool], body: str) -> bool:
-    """Whether a sentence of ``body`` that ends with a question mark names the subject
-    :func:`subject_question` gives (with a word of versions where it says so)."""
-    name, cue = subject
-    return any(name.search(body, start, end) and (
-        not cue or _VERSION_CUE_RE.search(body, start, end))
-        for start, end in question_bounds(body))
-
-
-def question_stems(body: str) -> list[set[str]]:
-    """The stemmed content words of each sentence of ``body`` that ends with a question
-    mark (:func:`~compaction_audit.recall.stance.question_bounds`), negation words left
-    out: what :func:`asks_clause` compares, read once per user text."""
-    if "?" not in body:
-        return []
-    return [{stem(w) for w in content_words(body[start:end].lower(), 400)
-             if w not in NEGATION_WORDS} for start, end in question_bounds(body)]
-
-
-def asks_clause(d: Discriminator, questions: list[set[str]]) -> bool:
-    """Whether one of ``questions`` (:func:`question_stems` of a user text) holds most
-    (more than half) of the content stems of clause ``d``, whatever its polarity: a
-    question takes no side, so "Should concurrent close operations crash LiveView?"
-    asks about the lost rule "Concurrent close operations should not crash LiveView"
-    (usertest75 #5: a person who forgot the rule asks without its "not", and
-    survival's same-polarity sentence test, :func:`~compaction_audit.recall.survival.
-    survives`, missed it).  The share is survival's sentence test
-    (docs/discriminators.md); a clause of fewer than two content stems, and any other
-    kind, is never asked this way."""
-    if d.kind not in CLAUSE_KINDS or not questions:
-        return False
-    stems = set(content_stems(tuple(d.norm.split()[1:])))
-    if len(stems) < 2:
-        return False
-    need = len(stems) // 2 + 1
-    return any(len(stems & asked) >= need for asked in questions)
 
 
 def _stopped(first: str, left: int, limits: list[Limit] | None,

@@ -145,15 +145,23 @@ def negated(cleaned: str, found: Sequence[Discriminator]) -> list[bool]:
         is not None)) for d, rule, double in zip(found, rules_over(found), doubles, strict=True)]
 
 
+_QUESTION_END_RE = re.compile(
+    r"\uff1f[?!\uff1f\uff01]*|\?[?!\uff1f\uff01]*(?=[\s\"'\u2019\u201d)\]]|$|[^\x00-\x7f\w\s])"
+    r"|[.!;](?=[\s\"'\u2019\u201d)\]]|$)|\n")
+""":data:`_END_RE`, where a question also ends at a run of marks ("?!", "??"), a
+full-width question mark (U+FF1F), and a "?" before a symbol that is not ASCII ("?🙂"; adv145
+F3)."""
+
+
 def question_bounds(cleaned: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``cleaned`` that ends with a question mark
-    (the mark's offset is ``end``), in order; a mark in code (a fenced block, an inline
-    code span: Elixir's ``allow_nil?``) ends nothing."""
+    (the mark's offset is ``end``; :data:`_QUESTION_END_RE`), in order; a mark in code
+    (a fenced block, an inline code span: Elixir's ``allow_nil?``) ends nothing."""
     if "`" in cleaned:
         cleaned = blank_code_spans(blank_fences(cleaned))
     out, start = [], 0
-    for m in _END_RE.finditer(cleaned):
-        if m.group() == "?":
+    for m in _QUESTION_END_RE.finditer(cleaned):
+        if m.group()[0] in "?\uff1f":
             out.append((start, m.start()))
         start = m.end()
     return out
@@ -204,6 +212,6 @@ def _held_by(texts: list[str], rest: str) -> set[str]:
 
 def in_question(cleaned: str, start: int) -> bool:
     """Offset ``start`` of ``cleaned`` is in a question (:func:`question_bounds`)."""
-    bounds = question_bounds(cleaned) if "?" in cleaned else []
+    bounds = question_bounds(cleaned) if "?" in cleaned or "\uff1f" in cleaned else []
     at = bisect_right([s for s, _ in bounds], start) - 1
     return at >= 0 and start < bounds[at][1]

@@ -124,6 +124,11 @@ def _episode_command(path: str, run: list[Finding],
                    f"{what_to_do(first, last)}", **props)
 
 
+ANSWERED = "answered from the summary"
+"""The title of an answer's notice (:func:`_answer_notes`), and what the summary of
+the annotations left out counts it as."""
+
+
 class _Note(NamedTuple):
     """One annotation that may get a slot: its command line, what the summary of the
     rest counts it as (a rule code, or a gap's title), whether it is an episode, and
@@ -148,9 +153,12 @@ def _rest_command(kind: str, first: _Note, rest: list[_Note], traces: int) -> st
     # on one trace: its file, no line; on several: no file (usertest17 #9: pinned to
     # the first one left out, it read in a pull request as a finding on that line)
     place = {"file": first.file} if traces == 1 else {}
-    return command(kind, f"{len(rest)} more {kind} {noun} in {where}: {counted}; the job "
-                   "summary and the text, JSON or SARIF reports list them", **place,
-                   title=f"{len(rest)} more {kind} {noun}")
+    # SARIF holds findings and gaps, not the answers from the summary (adv145 F6)
+    lists = ("the text, JSON or Markdown reports list them" if any(
+        n.counted == ANSWERED for n in rest) else
+        "the job summary and the text, JSON or SARIF reports list them")
+    return command(kind, f"{len(rest)} more {kind} {noun} in {where}: {counted}; {lists}",
+                   **place, title=f"{len(rest)} more {kind} {noun}")
 
 
 def _gap_notes(path: str, s: SessionReport, kind: str = "notice") -> list[_Note]:
@@ -191,8 +199,7 @@ def _answer_notes(path: str, s: SessionReport) -> list[_Note]:
                    + (f", asked again at {asked_where}" if asked_where else "")
                    + "; check this answer against the fact")
         out.append(_Note(command("notice", message, file=where, line=line,
-                                 title="answered from the summary"),
-                         "answered from the summary", False, where, line))
+                                 title=ANSWERED), ANSWERED, False, where, line))
     return out
 
 
