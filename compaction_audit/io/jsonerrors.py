@@ -131,8 +131,7 @@ def _too_large(raw: bytes, pos: int) -> str:
     negative one is below the lowest double.  ``pos`` counts characters (orjson's), so
     past :data:`_FIELD_SCAN` the whole line is decoded to find it (adv145 F7: the number
     read as empty there)."""
-    text = raw[:_FIELD_SCAN + 16] if pos <= _FIELD_SCAN else raw
-    text = text.decode("utf-8", "replace")
+    text = (raw[:_FIELD_SCAN + 16] if pos <= _FIELD_SCAN else raw).decode("utf-8", "replace")
     start = min(pos, len(text))
     while start and text[start - 1] in _NUMBER_CHARS:
         start -= 1
