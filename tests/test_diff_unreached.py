@@ -173,11 +173,48 @@ def test_a_product_log_cut_in_its_last_round_is_compared_before_it(tmp_path: Pat
     cut = tmp_path / "cut.jsonl"  # cut after the summary line
     cut.write_text("".join(json.dumps(x) + "\n" for x in lines[:4]))
     verdict = " ".join(_diff(whole, cut).output.split())
+    # no unit of the baseline's is first found from round 1 on: none is said to be
+    # (adv145 F8: "count as not reached" where none did, and where no debt was shown)
     assert ("the candidate's last round, 1, may be cut short (a product's round runs to "
-            "the person's next turn): the baseline's units from it on count as not "
-            "reached, the debt is compared at the round before it") in verdict
+            "the person's next turn);") in verdict
+    assert "not reached" not in verdict and "compared at" not in verdict
     assert "recall debt" not in verdict  # round 0 holds every fact in both runs
     # a native log writes each round whole: no such note (the tests above)
     native = " ".join(_diff(_research(tmp_path, "b.jsonl", 40),
                             _research(tmp_path, "c.jsonl", 12)).output.split())
     assert "may be cut short" not in native
+
+
+def _pools(tmp_path: Path, name: str, rounds: range) -> Path:
+    """A native log in our own words: each round a person sets a pool size, and the
+    round after folds it into "Worked on the pools." (which keeps no number)."""
+    records: list[dict[str, Any]] = [{"type": "session", "schema": "compaction-audit/1",
+                                      "session_id": "pools", "task_query": "tune the pools"}]
+    for k in rounds:
+        spans = [{"id": f"p{k}", "tokens": 30, "source": "user",
+                  "text": f"Set pool_size to {100 + k} for the staging pool number {k}."}]
+        fold = {} if k == rounds.start else {
+            "summaries": [{"id": f"F{k}", "tokens": 5, "children": [f"p{k - 1}"],
+                           "text": "Worked on the pools."}], "evicted": [f"p{k - 1}"]}
+        records.append({"type": "round", "round": k, "spans": spans, **fold})
+    return dump(records, tmp_path / name)
+
+
+def test_units_at_or_before_a_later_starting_candidates_first_round_are_not_reached(
+        tmp_path: Path) -> None:
+    # adv145 F4: a candidate resumed two rounds later (rounds 2-9 of 0-9, numbered
+    # alike) read "2 resolved" for the folds it never ran and "9 -> 7 (-2)" as debt
+    base, late = _pools(tmp_path, "base.jsonl", range(10)), _pools(tmp_path, "late.jsonl",
+                                                                    range(2, 10))
+    verdict = " ".join(_diff(base, late).output.split())
+    assert ("0 new, 0 resolved, 2 not reached (the candidate starts at round 2), 12 "
+            "persisting finding unit(s)") in verdict
+    assert "recall debt" not in verdict  # two rounds fewer seen: not the same point
+    doc = json.loads(_diff(base, late, "-f", "json").stdout)["findings"]
+    assert sorted(u["baseline"]["first_round"] for u in doc["unreached"]) == [1, 2]
+    both = " ".join(_diff(base, _pools(tmp_path, "mid.jsonl", range(3, 7))).output.split())
+    assert "7 not reached (the candidate starts at round 3 and ends at round 6)" in both
+    swapped = " ".join(_diff(late, base).output.split())  # the candidate starts earlier
+    assert "0 new, 0 resolved" not in swapped and "recall debt" not in swapped
+    same = " ".join(_diff(base, _pools(tmp_path, "same.jsonl", range(10))).output.split())
+    assert same.endswith("no change")  # the same run: nothing is not reached

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from compaction_audit.diff.numbering import reached
+from compaction_audit.diff.numbering import reached, starts_later
 from compaction_audit.diff.units import Occurrence, dropped_units, finding_units
 from compaction_audit.report.model import SessionReport
 from compaction_audit.rules import Severity
@@ -16,7 +16,8 @@ STATUSES = ("new", "resolved", "unreached", "persisting")
 def status_heading(status: str) -> str:
     """A status as a heading: ``"Resolved"``; ``"Not reached"`` for the units the
     baseline found first after the candidate's last round it reached whole
-    (:func:`~compaction_audit.diff.numbering.reached`)."""
+    (:func:`~compaction_audit.diff.numbering.reached`) or before its first
+    (:func:`~compaction_audit.diff.numbering.starts_later`)."""
     return "Not reached" if status == "unreached" else status.capitalize()
 
 
@@ -52,8 +53,10 @@ class FindingDelta:
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
     """Finding units of both runs classified new (candidate only), resolved (baseline
     only, at a round the candidate reached), unreached (baseline only, first at a round
-    after the candidate's last whole round:
-    :func:`~compaction_audit.diff.numbering.reached`) or persisting (both), ordered by
+    after the candidate's last whole round, :func:`~compaction_audit.diff.numbering.
+    reached`, or at or before the first round of a candidate that starts later, which
+    lacks what came before it: :func:`~compaction_audit.diff.numbering.starts_later`)
+    or persisting (both), ordered by
     code, then (facts still held, ``held:``,
     after the rest: usertest23 #4) severity, worst first (a fold's facts weigh by
     their own tier: usertest66 F4), first round, then (units of what folds lost) as the
@@ -100,11 +103,13 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
         if also is not None:
             c[ident] = _at_most(also, b[ident][1].severity)
     out = []
-    end = reached(base, cand)
+    end, start = reached(base, cand), starts_later(base, cand)
     for ident in b.keys() | c.keys():
+        first = b[ident][1].first_round if ident in b else 0
         status = ("persisting" if ident in b and ident in c
                   else "new" if ident in c
-                  else "unreached" if end is not None and b[ident][1].first_round > end
+                  else "unreached" if (end is not None and first > end)
+                  or (start is not None and first <= start)
                   else "resolved")
         code = (c.get(ident) or b[ident])[0]
         occ_b, occ_c = b.get(ident), c.get(ident)

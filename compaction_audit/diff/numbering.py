@@ -86,6 +86,20 @@ def reached(base: SessionReport, cand: SessionReport) -> int | None:
     return None if end is None else finished_round(cand, end)
 
 
+def starts_later(base: SessionReport, cand: SessionReport) -> int | None:
+    """The candidate's first round when it starts after the baseline's first and the
+    two number their rounds alike (not :func:`rounds_apart`: a resumed or rotated log
+    of the same run), else None.  What the baseline found first before it the
+    candidate never ran, nor at it (the candidate's first round lacks what came
+    before): not resolved there (adv145 F4: the folds of rounds 1 and 2 of
+    a baseline read "2 resolved" against a candidate that starts at round 2)."""
+    rounds_b, rounds_c = (r.series["round"] for r in (base, cand))
+    if len(rounds_b) == 0 or len(rounds_c) == 0 or rounds_apart(base, cand):
+        return None
+    first = int(rounds_c.min())  # type: ignore[arg-type]
+    return first if first > int(rounds_b.min()) else None  # type: ignore[arg-type]
+
+
 def debt_round(base: SessionReport, cand: SessionReport) -> int | bool | None:
     """Where the recall debt of the two runs is compared: the candidate's last round
     when it ends first (:func:`ends_first`: a run cut short had "665 -> 219 (-446)",
@@ -93,12 +107,20 @@ def debt_round(base: SessionReport, cand: SessionReport) -> int | bool | None:
     it where that round may be cut short (:func:`finished_round`), when both start at
     the same round (:func:`same_start`); False when it ends first from another start
     (no round is the same point of both runs: no comparison) or has no round it
-    surely finished; None for each run's own last round."""
+    surely finished; None for each run's own last round.  False too when the runs
+    number their rounds alike but start at different rounds, whichever ends first
+    (adv145 F4: a candidate resumed two rounds later had "9 -> 7 (-2)" at the last
+    round, two rounds fewer seen); None when they number them apart
+    (:func:`rounds_apart`: two runs, each whole, compared at their own ends)."""
+    if rounds_apart(base, cand):
+        return None
+    if not same_start(base, cand):
+        return False
     end = ends_first(base, cand)
     if end is None:
         return None
     done = finished_round(cand, end)
-    return done if same_start(base, cand) and done in cand.series["round"] else False
+    return done if done in cand.series["round"] else False
 
 
 def same_start(base: SessionReport, cand: SessionReport) -> bool:

@@ -8,7 +8,13 @@ import polars as pl
 
 from compaction_audit.conditions import can_invert
 from compaction_audit.diff.findings import FindingDelta, compare_findings
-from compaction_audit.diff.numbering import candidate_end, debt_round, may_be_cut, rounds_apart
+from compaction_audit.diff.numbering import (
+    candidate_end,
+    debt_round,
+    may_be_cut,
+    rounds_apart,
+    starts_later,
+)
 from compaction_audit.diff.onsets import OnsetDelta, compare_onsets, describe
 from compaction_audit.diff.series import align_series, quantities
 from compaction_audit.report.gaps import (
@@ -309,20 +315,28 @@ class RunDiff:
         counts = {s: len(self.by_status(s)) for s in ("new", "resolved", "unreached",
                                                       "persisting")}
         end = candidate_end(self.baseline, self.candidate)
+        start = starts_later(self.baseline, self.candidate)
         said = any("(the candidate ends at round" in p for p in parts)  # by an onset
         cut = end is not None and may_be_cut(self.candidate)  # adv144 F4
-        words = {"unreached": "not reached" + ("" if said else
-                                               f" (the candidate ends at round {end})")}
+        firsts = [f.baseline.first_round for f in self.by_status("unreached") if f.baseline]
+        early = start is not None and any(r <= start for r in firsts)
+        bounds = [f"starts at round {start}"] if early else []  # the bounds that apply
+        if end is not None and (early or not said) and any(
+                start is None or r > start for r in firsts):
+            bounds.append(f"ends at round {end}")
+        words = {"unreached": "not reached" + (
+            f" (the candidate {' and '.join(bounds)})" if bounds else "")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
         parts.append(", ".join(f"{n} {words.get(s, s)}" for s, n in counts.items()
                                if n or s != "unreached")
                      + " finding unit(s)" + self._worse())
         if cut:  # a product's round runs to the person's next turn: what the candidate
-            # found at its last round alone may be the cut's (adv144 F4)
+            # found at its last round alone may be the cut's (adv144 F4); what follows
+            # from it said only where it holds (adv145 F8)
             parts.append(f"the candidate's last round, {end}, may be cut short (a "
-                         "product's round runs to the person's next turn): the baseline's "
-                         "units from it on count as not reached, the debt is compared at "
-                         "the round before it")
+                         "product's round runs to the person's next turn)"
+                         + (": the baseline's units first found from it on count as not "
+                            "reached" if end is not None and self._unreached_from(end) else ""))
         debt, debt_at = self.last_debt(), debt_round(self.baseline, self.candidate)
         at = ("the last round" if debt_at is None or debt_at is False
               else f"round {debt_at} (the candidate's last"
@@ -372,6 +386,12 @@ class RunDiff:
         did."""
         new, rose = self.worse_units(Severity.ERROR)
         return len(new), len(rose)
+
+    def _unreached_from(self, end: int) -> bool:
+        """Whether a unit is "not reached" for being first found at round ``end`` or
+        later in the baseline (the cut round's, not the candidate's late start's)."""
+        return any(f.baseline is not None and f.baseline.first_round >= end
+                   for f in self.by_status("unreached"))
 
     def _worse(self) -> str:
         """`` (1 new error(s), 20 rose to error)`` (:meth:`worse_counts`), said with or
