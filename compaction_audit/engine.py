@@ -99,6 +99,8 @@ def run_rules(ctx: Context, rules: list[Rule],
         for k, row in enumerate(frame_rows(rows)):
             ri, number, line = row.pop("ri"), row.pop("round"), row.pop("line")
             line_file = row.pop("line_file", None)
+            if (at_line := row.pop("at_line", None)) is not None:  # a line of the round
+                line = at_line  # the rule names (CA307: the call that broke the rule)
             entity = row.pop("entity", None)
             own = row.pop("severity", None)
             if override:  # the configured severity, not the tiers' cap (rules/recall.py)

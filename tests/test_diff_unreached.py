@@ -218,3 +218,20 @@ def test_units_at_or_before_a_later_starting_candidates_first_round_are_not_reac
     assert "0 new, 0 resolved" not in swapped and "recall debt" not in swapped
     same = " ".join(_diff(base, _pools(tmp_path, "same.jsonl", range(10))).output.split())
     assert same.endswith("no change")  # the same run: nothing is not reached
+
+
+def test_the_onset_table_says_not_reached_where_the_candidate_ends_first(
+        tmp_path: Path) -> None:
+    # usertest76 F8: the table said "disappeared" (in green) for rules first found at
+    # rounds the candidate never had; only the verdict line gave the caution
+    records = drift_records()  # CA104 and CA105 first at round 4
+    base = dump(records, tmp_path / "whole.jsonl")
+    cut = dump(records[:4], tmp_path / "cut.jsonl")  # rounds 0-2
+    rows = [" ".join(ln.split()) for ln in _diff(base, cut).output.splitlines()]
+    assert any(r.startswith("first CA104 compaction-drift") and r.endswith(
+        "4 │ none │ │ not reached (the candidate ends at round 2)") for r in rows), rows
+    assert not any("disappeared" in r for r in rows)
+    page = _diff(base, cut, "-f", "html").stdout
+    assert '<td data-label="verdict">not reached (the candidate ends at round 2)</td>' in page
+    swapped = _diff(cut, base).output  # the baseline ends first: the rows appeared
+    assert "not reached" not in swapped

@@ -189,6 +189,14 @@ class RunDiff:
             return None
         return last if isinstance(last, int) else -1
 
+    def verdict_shown(self, o: OnsetDelta) -> str:
+        """The verdict of onset row ``o`` as the reports' tables show it: "not reached
+        (the candidate ends at round 1)" where it disappeared only because the candidate
+        ends first (:meth:`ends_before`; usertest76 F8: "disappeared", in green, for a
+        CA301 at a round the candidate never had), else ``o.verdict``."""
+        ends = self._ends(o)
+        return f"not reached{ends}" if ends else o.verdict
+
     def _ends(self, o: OnsetDelta) -> str:
         """``" (the candidate ends at round 12)"`` where :meth:`ends_before` says so."""
         last = self.ends_before(o)

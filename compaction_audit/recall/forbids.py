@@ -129,6 +129,10 @@ _FORCE_PUSH_RE = re.compile(r"(?i)\bforce[- ]?push(?:ing)?\b|\bpush\s+-f\b")
 "never push -f to main"; adv123 #4), read as "push --force"."""
 _WITH_FLAG_RE = re.compile(r"(?i)^\s*with\s+(--?[A-Za-z][\w-]+)")
 """A flag the act is done with ("Do NOT commit with --no-verify": adv123 #4)."""
+_LATER_FLAG_RE = re.compile(r"(?i)^[^.;!?\n`]{0,80}?\bwith\s+(--?[A-Za-z][\w-]+)")
+"""A flag the act is done with, later in the clause than the three words an object
+reads ("do NOT run the prod migration 0047 with --force": the safe form, without the
+flag, broke the rule at '0047': usertest76 F1)."""
 _AVOID_RE = re.compile(r"(?i)(?<!\bto )\bavoid\s+(?:ever\s+)?(.*)", re.DOTALL)
 """"Avoid" and what it forbids, with no act verb between ("Avoid git reset --hard"); not
 "to avoid", a purpose ("we rebased to avoid --force")."""
@@ -187,6 +191,9 @@ def _object(rest: str, act: str) -> tuple[str, str, bool] | None:
                 # short flag stays with its command ("docker compose down -v": "-v"
                 # alone is every other command's too)
                 return after, act, False
+            later = _LATER_FLAG_RE.match(" ".join(raws[n + 1:]))
+            if later:  # "run the prod migration 0047 with --force": the flag is what
+                return later.group(1), act, False  # is forbidden (usertest76 F1)
             break
     for k, word in enumerate(words):
         if k and _DASH_WORD_RE.match(word):  # "git push \u2014force origin main"

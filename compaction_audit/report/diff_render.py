@@ -204,14 +204,15 @@ def onsets_table(diff: RunDiff) -> RenderableType:
     title = heading("Onsets (round; none = never, later than any round)")
     shown, neither = split_onsets(diff)
     rows = [(onset_label(o), _round(o.baseline), _round(o.candidate),
-             "" if o.delta is None else f"{o.delta:+d}", o.verdict) for o in shown]
+             "" if o.delta is None else f"{o.delta:+d}", diff.verdict_shown(o)) for o in shown]
 
     def table() -> RenderableType:
         tab = Table(show_edge=False)
         for col in ("", "baseline", "candidate", "delta", "verdict"):
             tab.add_column(col, justify="left" if col in ("", "verdict") else "right")
         for label, b, c, delta, verdict in rows:
-            tab.add_row(t(label), b, c, delta, Text(verdict, style=VERDICT_STYLE[verdict]))
+            tab.add_row(t(label), b, c, delta, Text(verdict, style=VERDICT_STYLE.get(
+                verdict, "dim")))  # "not reached (...)": neither better nor worse
         return Trimmed(tab)
 
     def listing() -> RenderableType:  # a narrow terminal: a rule's name never cut

@@ -403,7 +403,13 @@ class LostRuleViolated(Rule):
         # where the action was, as the message says it (a product's line: "line 24";
         # None in a native log): the verdict names it (usertest75 #6)
         at = stated_at(ctx, set(found["violated_span"].to_list()))
+        # the finding's line is the call's, in the log itself (usertest76 F4: the
+        # annotation sat on the round's first line, the person's question)
+        lines: dict[str, int] = ctx.cache.get("stated_lines", {})
+        call_line = {i: lines[i] for i, said in at.items() if " of " not in said}
         return Outcome(found.with_columns(
+            pl.col("violated_span").replace_strict(call_line, default=None,
+                                                   return_dtype=pl.Int64).alias("at_line"),
             pl.when((pl.col("alt") == 0) & (pl.col("how") != "unpinned")).then(entity)
             .otherwise(entity + "#" + pl.col("object"))
             .alias("entity"),

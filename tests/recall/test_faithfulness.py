@@ -263,6 +263,11 @@ def test_bare_number_is_never_asked_again_alone() -> None:
      ("--auto-approve", "command", False)),
     # adv123 b23, adv125 #3: a command of three words and its flag: the flag
     ("Don't run npm audit fix --force, it jumps majors.", ("--force", "command", False)),
+    # usertest76 F1: the flag after three words of the object is what is forbidden (the
+    # run without it, the safe form, broke the rule at "0047")
+    ("do NOT run the prod migration 0047 with --force", ("--force", "command", False)),
+    ("Never run the prod migration 0047. Use --force elsewhere.", ("0047", "command", False)),
+    ("Never run the nightly export job with care.", ("nightly export job", "command", False)),
     # not a flag: a short word, a word between two dashes, a dash before a space
     ("Never use the tool \u2014verbose\u2014 here", ("tool \u2014verbose\u2014", "command",
                                                    False)),

@@ -154,7 +154,7 @@ def render_diff_html(diff: RunDiff, gates: dict[str, Any] | None = None,
                    for run, r in zip(RUNS, (diff.baseline, diff.candidate), strict=True))
     shown, neither = split_onsets(diff)
     onset_rows = [f"<tr><td>{esc(onset_label(o))}</td><td>{esc(describe(o))}</td>"
-                  f"<td>{esc(o.verdict)}</td></tr>" for o in shown]
+                  f"<td>{esc(diff.verdict_shown(o))}</td></tr>" for o in shown]
     neither_html = (f'<p class="dim">In neither run: {esc(" ".join(neither))}</p>'
                     if neither else "")
     set_ = {k: v for k, v in (gates or {}).items() if v is not None}
