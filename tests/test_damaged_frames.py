@@ -139,3 +139,13 @@ def test_an_embedding_helper_whose_message_is_damaged_is_not_used() -> None:
         assert helper.status == "dead"
     finally:
         helper.close()
+
+
+def test_a_damaged_length_asks_for_no_more_than_the_stream_holds() -> None:
+    # a length of 2**60 bytes in front of a short body: the end of input, not a
+    # MemoryError from reading 2**60 bytes at once
+    framed = frames.encode(MESSAGE)
+    damaged = (1 << 60).to_bytes(8, "little") + framed[8:]
+    assert frames.read(io.BytesIO(damaged)) is None
+    assert frames.read_exact(io.BytesIO(b"abc"), 3) == b"abc"
+    assert frames.read_exact(io.BytesIO(b"abc"), 4) is None

@@ -86,8 +86,8 @@ def _frames(stream: IO[bytes]) -> Iterator[bytes]:
         if len(head) < 8:
             raise HelperFailed
         size = int.from_bytes(head[:4], "little")
-        data = read(size & ~reduce.LAST_FRAME)
-        if len(data) < size & ~reduce.LAST_FRAME or frames.crc(data) != head[4:]:
+        data = frames.read_exact(stream, size & ~reduce.LAST_FRAME)
+        if data is None or frames.crc(data) != head[4:]:
             raise HelperFailed  # cut short, or damaged on the way (runtime.frames)
         yield data
         if size & reduce.LAST_FRAME:

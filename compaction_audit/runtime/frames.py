@@ -69,6 +69,19 @@ def _decode(head: bytes | None, body: bytes | None) -> Any:
     return marshal.loads(checked(body, head[8:]))
 
 
+def read_exact(stream: IO[bytes], n: int) -> bytes | None:
+    """``n`` bytes of a buffered ``stream``, None when it ends first; read 16 MiB at a
+    time, so a damaged length asks for no more memory than the stream holds."""
+    parts = []
+    while n > 0:
+        part = stream.read(min(n, 1 << 24))
+        if not part:
+            return None
+        parts.append(part)
+        n -= len(part)
+    return b"".join(parts)
+
+
 def read(stream: IO[bytes]) -> Any:
     """One message from a buffered ``stream``; None at the end of input (or a message
     cut short).  Raises :class:`Damaged` (a ``ValueError``), or what
@@ -76,9 +89,7 @@ def read(stream: IO[bytes]) -> Any:
     head = stream.read(HEAD)
     if len(head) < HEAD:
         return None
-    size = int.from_bytes(head[:8], "little")
-    body = stream.read(size)
-    return _decode(head, body if len(body) == size else None)
+    return _decode(head, read_exact(stream, int.from_bytes(head[:8], "little")))
 
 
 def _read_fd(fd: int, n: int, deadline: float | None) -> bytes | None:
