@@ -122,15 +122,19 @@ RELATED = 10
 """Lines a fold finding's result points at besides its own (``relatedLocations``)."""
 
 
-def stated_at(s: SessionReport, fold: object) -> list[dict[str, Any]]:
+def stated_at(s: SessionReport, fold: object, only: tuple[Any, Any] | None = None
+              ) -> list[dict[str, Any]]:
     """The ``relatedLocations`` of a finding about ``fold``: where the first
     :data:`RELATED` facts it lost were stated (facts that matter first), so that code
-    scanning links each to its line (usertest14: the lines were only in the message)."""
+    scanning links each to its line (usertest14: the lines were only in the message);
+    ``only`` (kind, text): that fact alone (CA307: the rule the call broke, not the
+    fold's other losses, usertest76 F4)."""
     if fold is None:
         return []
     facts = [d for d in s.extra.get("lost_discriminators") or ()  # in report order
              if isinstance(d, dict) and d.get("fold") == fold  # (usertest16 #2: not
-             and type(d.get("span_line")) is int and d["span_line"] > 0]  # re-sorted)
+             and type(d.get("span_line")) is int and d["span_line"] > 0  # re-sorted)
+             and (only is None or (d.get("kind"), d.get("text")) == only)]
     return [{"id": i, **location(line_path(s.path, d.get("span_file")), d["span_line"]),
              "message": {"text": plain(f"lost: {d.get('kind')} {d.get('text')!r}")}}
             for i, d in enumerate(facts[:RELATED])]
@@ -205,7 +209,8 @@ def _results(s: SessionReport, opts: RenderOptions, index: dict[str, int],
             result["properties"]["salienceSeries"] = series
         if f.code in index:
             result["ruleIndex"] = index[f.code]
-        if related := stated_at(s, f.values.get("fold")):
+        only = (f.values.get("kind"), f.values.get("text")) if f.code == "CA307" else None
+        if related := stated_at(s, f.values.get("fold"), only):
             result["relatedLocations"] = related
         if held:
             result["baselineState"] = "unchanged"

@@ -62,6 +62,13 @@ def test_the_finding_is_at_the_line_of_the_call_that_broke_the_rule(tmp_path: Pa
                                       "--isolated"]).stdout
     assert any(ln.startswith("::error ") and ",line=7,title=CA307 " in ln
                for ln in github.splitlines()), github
+    sarif = json.loads(CliRunner().invoke(app, ["audit", str(tmp_path / "force.jsonl"), "-f",
+                                                "sarif", "--isolated"]).stdout)
+    result = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "CA307")
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
+    # the rule's line alone, not the fold's other losses
+    assert [x["physicalLocation"]["region"]["startLine"]
+            for x in result["relatedLocations"]] == [2]
 
 
 def test_the_run_without_the_forbidden_flag_breaks_nothing(tmp_path: Path) -> None:
