@@ -673,7 +673,7 @@ def test_at_80_columns_onsets_and_series_are_lists_with_every_name_whole(
     args = ["diff", "sample_logs/research-decay.jsonl", "sample_logs/handwritten.jsonl"]
     narrow = CliRunner().invoke(app, args, env={"COLUMNS": "80"}).stdout.splitlines()
     assert "  first CA301 silent-discriminating-fold: 5 -> 2 (-3) earlier" in narrow
-    assert "  inversion onset: 8 -> none disappeared" in narrow
+    assert "  inversion onset: 8 -> none not reached (the candidate ends at round 4)" in narrow
     at = narrow.index("query_cosine_retained")
     assert narrow[at + 1].startswith("  baseline    ▁▁▁▂")
     assert narrow[at + 1].endswith("  0.449 -> 0.587")

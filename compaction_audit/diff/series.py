@@ -53,20 +53,30 @@ def _fitted(r: SessionReport) -> bool:
     return str((r.cosine or {}).get("method") or "").startswith(LEXICAL_NAME)
 
 
+def _query(r: SessionReport) -> tuple[object, object]:
+    """What ``r``'s rebuilt cosine is measured against (the query's kind and detail:
+    "the person's first prompt and 2 later prompt(s)"): two runs measured against
+    different queries differ at rounds whose texts are the same (usertest76 F7: a
+    transcript cut before the person's last prompt differed at rounds 0 and 1)."""
+    cosine = r.cosine or {}
+    return cosine.get("query"), cosine.get("query_detail")
+
+
 def align_series(base: SessionReport, cand: SessionReport, cols: list[str]) -> pl.DataFrame:
     """The two series joined on ``round`` (full outer join, sorted by round); see
     :class:`RunDiff` for the columns.  A round missing on one side is null there.
     ``diverges``: a round one run lacks, or where a quantity differs (floats beyond
     :data:`FLOAT_TOLERANCE`; ``query_cosine_rebuilt`` not when a run's is the lexical
-    TF-IDF's: :func:`_fitted`)."""
+    TF-IDF's, :func:`_fitted`, nor when the runs' queries differ, :func:`_query`)."""
     joined = (_side(base, cols, "_baseline")
               .join(_side(cand, cols, "_candidate"), on="round", how="full", coalesce=True)
               .sort("round"))
     present = [pl.col(f"in{s}").fill_null(False) for s in ("_baseline", "_candidate")]
     diverges = ~(present[0] & present[1])
     for c in cols:
-        if c == "query_cosine_rebuilt" and (_fitted(base) or _fitted(cand)):
-            continue  # shown, not compared (see _fitted)
+        if c == "query_cosine_rebuilt" and (_fitted(base) or _fitted(cand)
+                                            or _query(base) != _query(cand)):
+            continue  # shown, not compared (see _fitted, _query)
         diverges = diverges | _differs(pl.col(f"{c}_baseline"), pl.col(f"{c}_candidate"))
     return joined.with_columns(present[0].alias("in_baseline"),
                                present[1].alias("in_candidate"),

@@ -217,7 +217,7 @@ def onsets_table(diff: RunDiff) -> RenderableType:
 
     def listing() -> RenderableType:  # a narrow terminal: a rule's name never cut
         return Group(*(hang(f"{label}: ", f"{b} -> {c}{f' ({delta})' if delta else ''} ",
-                            (verdict, VERDICT_STYLE[verdict]), indent=2)
+                            (verdict, VERDICT_STYLE.get(verdict, "dim")), indent=2)
                        for label, b, c, delta, verdict in rows))
 
     widest = max((len(row[0]) for row in rows), default=0)  # + the columns' own 46
