@@ -344,7 +344,8 @@ class RunDiff:
             parts.append(f"the candidate's last round, {end}, may be cut short (a "
                          "product's round runs to the person's next turn)"
                          + (": the baseline's units first found from it on count as not "
-                            "reached" if end is not None and self._unreached_from(end) else ""))
+                            "reached" if end is not None and any(r >= end for r in firsts)
+                            else ""))
         debt, debt_at = self.last_debt(), debt_round(self.baseline, self.candidate)
         at = ("the last round" if debt_at is None or debt_at is False
               else f"round {debt_at} (the candidate's last"
@@ -394,12 +395,6 @@ class RunDiff:
         did."""
         new, rose = self.worse_units(Severity.ERROR)
         return len(new), len(rose)
-
-    def _unreached_from(self, end: int) -> bool:
-        """Whether a unit is "not reached" for being first found at round ``end`` or
-        later in the baseline (the cut round's, not the candidate's late start's)."""
-        return any(f.baseline is not None and f.baseline.first_round >= end
-                   for f in self.by_status("unreached"))
 
     def _worse(self) -> str:
         """`` (1 new error(s), 20 rose to error)`` (:meth:`worse_counts`), said with or

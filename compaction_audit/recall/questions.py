@@ -22,7 +22,7 @@ from itertools import pairwise
 from compaction_audit.recall.bindings import bound_name
 from compaction_audit.recall.clauses import NEGATION_WORDS, content_words
 from compaction_audit.recall.kinds import CLAUSE_KINDS, Discriminator, Kind
-from compaction_audit.recall.stance import question_bounds
+from compaction_audit.recall.stance import has_question_mark, question_bounds
 from compaction_audit.recall.survival.words import content_stems, stem
 
 __all__ = ["Question", "asks_about", "asks_clause", "clause_stems", "question_stems",
@@ -62,7 +62,7 @@ def subject_question(d: Discriminator) -> tuple[re.Pattern[str], bool] | None:
 def asks_about(subject: tuple[re.Pattern[str], bool], body: str) -> bool:
     """Whether a sentence of ``body`` that ends with a question mark names the subject
     :func:`subject_question` gives (with a word of versions where it says so)."""
-    if "?" not in body and "\uff1f" not in body:
+    if not has_question_mark(body):
         return False
     name, cue = subject
     return any(name.search(body, start, end) and (
@@ -74,7 +74,7 @@ def question_stems(body: str) -> list[Question]:
     """Per question of ``body``, in order: its stemmed content words (negation words
     left out) and its pairs of consecutive stems, what :func:`asks_clause` compares;
     read once per user text (the caller keeps it)."""
-    if "?" not in body and "\uff1f" not in body:
+    if not has_question_mark(body):
         return []
     out = []
     for start, end in question_bounds(body):

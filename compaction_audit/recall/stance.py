@@ -153,6 +153,12 @@ full-width question mark (U+FF1F), and a "?" before a symbol that is not ASCII (
 F3)."""
 
 
+def has_question_mark(text: str) -> bool:
+    """Whether ``text`` holds a question mark, plain or full-width: none, no question
+    (:func:`question_bounds` need not scan it)."""
+    return "?" in text or "\uff1f" in text
+
+
 def question_bounds(cleaned: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``cleaned`` that ends with a question mark
     (the mark's offset is ``end``; :data:`_QUESTION_END_RE`), in order; a mark in code
@@ -212,6 +218,6 @@ def _held_by(texts: list[str], rest: str) -> set[str]:
 
 def in_question(cleaned: str, start: int) -> bool:
     """Offset ``start`` of ``cleaned`` is in a question (:func:`question_bounds`)."""
-    bounds = question_bounds(cleaned) if "?" in cleaned or "\uff1f" in cleaned else []
+    bounds = question_bounds(cleaned) if has_question_mark(cleaned) else []
     at = bisect_right([s for s, _ in bounds], start) - 1
     return at >= 0 and start < bounds[at][1]

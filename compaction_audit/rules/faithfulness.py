@@ -23,7 +23,7 @@ from compaction_audit.recall.flips import VALUE_KINDS, flips
 from compaction_audit.recall.stale import stale
 from compaction_audit.recall.violations import actor, violations
 from compaction_audit.rules.base import Context, Outcome, Rule, Severity, register
-from compaction_audit.rules.foldwords import stated_at
+from compaction_audit.rules.foldwords import stated_at, stated_lines
 from compaction_audit.rules.recallctx import recall_of, typed_items_of
 from compaction_audit.rules.textless import with_textless
 from compaction_audit.takeback import taken_back
@@ -402,11 +402,12 @@ class LostRuleViolated(Rule):
         entity = pl.col("span") + "#" + pl.col("key")
         # where the action was, as the message says it (a product's line: "line 24";
         # None in a native log): the verdict names it (usertest75 #6)
-        at = stated_at(ctx, set(found["violated_span"].to_list()))
+        spans = set(found["violated_span"].to_list())
+        at = stated_at(ctx, spans)
         # the finding's line is the call's, in the log itself (usertest76 F4: the
         # annotation sat on the round's first line, the person's question)
-        lines: dict[str, int] = ctx.cache.get("stated_lines", {})
-        call_line = {i: lines[i] for i, said in at.items() if " of " not in said}
+        call_line = {i: line for i, (line, file) in stated_lines(ctx, spans).items()
+                     if file is None}
         return Outcome(found.with_columns(
             pl.col("violated_span").replace_strict(call_line, default=None,
                                                    return_dtype=pl.Int64).alias("at_line"),

@@ -15,7 +15,7 @@ from compaction_audit.recall.sections import _span_file
 from compaction_audit.rules.base import Context
 from compaction_audit.rules.recallctx import ranked_of, recall_of
 
-__all__ = ["describe_at", "stated_at"]
+__all__ = ["describe_at", "stated_at", "stated_lines"]
 
 
 def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
@@ -24,6 +24,13 @@ def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
     product's span ids (tool-use ids, ``line-3``, message ids) say nothing to a reader,
     its line does, as in the report's lost list.  A native log's ids are the logger's
     own and several spans share a round's line: they stay (``{}``)."""
+    return {item: f"line {line}" + (f" of {file}" if file else "")
+            for item, (line, file) in stated_lines(ctx, ids).items()}
+
+
+def stated_lines(ctx: Context, ids: set[str]) -> dict[str, tuple[int, str | None]]:
+    """What :func:`stated_at` words: ``(line, companion file or None)`` per span of
+    ``ids`` that has a ``source_line``, in a product's log (``{}`` in a native one)."""
     if ctx.session.header.extra.get("source_format") in (None, "native"):
         return {}
     if "stated_lines" not in ctx.cache:  # once per audit, not a query per finding
@@ -40,8 +47,7 @@ def stated_at(ctx: Context, ids: set[str]) -> dict[str, str]:
             continue
         named = _span_file(extra.get("span_line_file"), own, item,
                            extra.get("span_line_file_except_in"))
-        file = named.get("span_file")  # as report.lines.line_at words it
-        out[item] = f"line {line}" + (f" of {file}" if file else "")
+        out[item] = (line, named.get("span_file"))  # as report.lines.line_at words it
     return out
 
 
