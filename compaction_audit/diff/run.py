@@ -167,7 +167,8 @@ class RunDiff:
         green)."""
         c = self.candidate
         if self.by_status("new") or any(self.worse_counts()) or (
-                c.compactions_not_checked() or c.lines_not_read() or c.limits):
+                c.compactions_not_checked() or c.lines_not_read() or c.limits
+                or c.parents_missing()):
             return False
         debt = self.last_debt()
         before, after = debt if debt is not None else (None, None)

@@ -37,6 +37,8 @@ from compaction_audit.errors import LogError
 from compaction_audit.io import harness
 from compaction_audit.io.claude_attachments import document, queued_prompt
 from compaction_audit.io.claude_branches import Branches
+from compaction_audit.io.claude_parents import MissingParents
+from compaction_audit.io.claude_parents import note as missing_note
 from compaction_audit.io.documents import SHAPE_ERRORS
 from compaction_audit.io.tokens import (
     IMAGE_TOKENS,
@@ -199,6 +201,10 @@ def records(path: str, lines: Iterable[tuple[int, bytes]] | None = None
         record["reader_notes"] = notes
     if conv.not_read:
         record["lines_not_read"] = sum(conv.not_read.values())
+    missing = conv.parents.found(conv.seen_uuids)
+    if missing is not None:  # a gap of its own kind (usertest76 F5)
+        record["reader_notes"] = [*notes, missing_note(*missing)]
+        record["parents_missing"], record["parents_missing_line"] = missing
     yield first or 1, record
     yield from rounds
 
@@ -237,6 +243,7 @@ class _Converter:
         self.held: list[tuple[int, bytes]] | None = None
         self.uuid_kind: dict[str, tuple[Any, Any, bool, int]] = {}
         self.seen_uuids: set[str] = set()  # every line's uuid so far, bookkeeping too
+        self.parents = MissingParents()  # lines naming a parent the file lacks
         # uuid -> the parent uuids not yet seen when it (or an ancestor) was first met
         self.early: dict[str, tuple[str, ...]] = {}  # (adv29 F1), nearest first
         self.not_read: Counter[str] = Counter()  # reason -> lines not read
@@ -293,6 +300,7 @@ class _Converter:
         """Apply one decoded transcript line."""
         kind = _text_type(obj)  # a list or an object as a type is no type (adv28 F8)
         own = obj.get("uuid")
+        self.parents.see(line, _get(obj, "parentUuid"), self.seen_uuids)
         if isinstance(own, str):
             self.seen_uuids.add(own)
         if kind == "queue-operation":

@@ -5,7 +5,8 @@ JSON shape (see docs/diff.md)::
     {"tool": {...}, "kind": "diff",
      "baseline": {"path", "session_id", "rounds", "first_round", "last_round",
                   "skipped_records", "dependent_rejects", "skipped": ["FILE:LINE: why"],
-                  "compactions_not_checked", "lines_not_read", "inversion_signature"},
+                  "compactions_not_checked", "lines_not_read", "parents_missing",
+                  "inversion_signature"},
      "candidate": {...}, "settings": {...},
      "verdict": "no change" | "<headline>", "changed": bool, "tasks_differ": bool,
      "onsets": [{"name", "kind", "baseline", "candidate", "delta", "verdict"}, ...],
@@ -94,6 +95,7 @@ def _run(r: SessionReport) -> dict[str, Any]:
             "skipped": [str(e) for e in r.skipped[:SKIPPED_SHOWN]],
             "compactions_not_checked": r.compactions_not_checked(),  # adv29 F3
             "lines_not_read": r.lines_not_read(),
+            "parents_missing": r.parents_missing(),
             # the cosine its onset reads: two runs may differ (usertest41 #2)
             "inversion_signature": r.signature_series()}
 

@@ -1,7 +1,7 @@
 """What the audit of a trace could not cover, said the same way in every format a CI
 gate reads (issue 11, class 2: a failing trace never passes silently; adv29 F2).
 
-Two kinds, each a :class:`Gap` per entry:
+Three kinds, each a :class:`Gap` per entry:
 
 - compactions that could not be checked (:meth:`SessionReport.unchecked
   <compaction_audit.report.model.SessionReport.unchecked>`: an opaque or redacted
@@ -9,7 +9,10 @@ Two kinds, each a :class:`Gap` per entry:
 - lines an adapter did not read (``lines_not_read`` of the session record, e.g. a
   Claude Code line of a type the reader does not know, or one marked
   ``isVisibleInTranscriptOnly``): one entry at the trace, no line, explained by the
-  reader notes that end in ``not read``.
+  reader notes that end in ``not read``;
+- lines that may be missing (``parents_missing`` of the session record: Claude Code
+  lines naming a parent line the file does not hold, as a deleted compaction leaves,
+  usertest76 F5): one entry at the first such line.
 
 The ``github`` format writes each as a ``::notice`` (its :attr:`Gap.title`), SARIF as
 a ``note`` notification, JUnit as a skipped case per kind (:func:`gap_cases`; both a
@@ -46,6 +49,8 @@ COMPACTIONS = ("compaction not checked", "compactions checked")
 """The ``github`` title and the JUnit case of a compaction that could not be checked."""
 LINES = ("lines not read", "lines read")
 """The ``github`` title and the JUnit case of lines an adapter did not read."""
+MISSING = ("lines may be missing", "lines present")
+"""The ``github`` title and the JUnit case of lines naming a parent not in the file."""
 LIMITS = "checks completed"
 """The JUnit case of the checks that stopped at their cap (the other formats name each
 :class:`~compaction_audit.limits.Limit` in their own way: a ``::warning``, a SARIF
@@ -102,12 +107,19 @@ def gaps_fail(fail_on: str) -> bool:
 def gaps(s: SessionReport) -> list[Gap]:
     """Every :class:`Gap` of ``s``: its compactions that could not be checked, in the
     order :meth:`~compaction_audit.report.model.SessionReport.unchecked` gives them,
-    then its lines not read (one entry)."""
+    then its lines not read (one entry), then its lines that may be missing (one
+    entry, at the first line naming a parent not in the file)."""
     out = [Gap(*COMPACTIONS, message, line_file, line)
            for message, line_file, line in s.unchecked()]
     said = not_read_message(s)
     if said:
         out.append(Gap(*LINES, said))
+    missing = s.missing_phrase()
+    if missing:
+        first = s.header.extra.get("parents_missing_line")
+        out.append(Gap(*MISSING, f"{missing}, a compaction's perhaps, and were not "
+                       "checked (see the notes)", None,
+                       first if type(first) is int and first > 0 else 0))
     return out
 
 
@@ -119,7 +131,9 @@ def gap_cases(s: SessionReport) -> list[tuple[str, str, list[Gap]]]:
     found = gaps(s)
     counted = ((COMPACTIONS[1], _n(s.compactions_not_checked(), "compaction")
                 + " could not be checked"),
-               (LINES[1], _n(s.lines_not_read(), "line") + " not read"))
+               (LINES[1], _n(s.lines_not_read(), "line") + " not read"),
+               (MISSING[1], _n(s.parents_missing(), "line") + " naming a parent not "
+                "in the file"))
     out = [(case, said, mine) for case, said in counted
            if (mine := [g for g in found if g.case == case])]
     if s.limits:
@@ -131,24 +145,28 @@ def gap_cases(s: SessionReport) -> list[tuple[str, str, list[Gap]]]:
 
 def coverage_phrases(s: SessionReport) -> list[str]:
     """What ``s``'s audit could not cover, counted: ``["1 compaction could not be
-    checked", "2 lines not read"]``, a phrase only for a count above zero."""
+    checked", "2 lines not read", "1 line naming a parent not in the file"]``, a
+    phrase only for a count above zero."""
     return total_phrases([s])
 
 
-def _totals(sessions: Iterable[SessionReport]) -> tuple[int, int]:
-    """Compactions that could not be checked and lines not read, over ``sessions``."""
-    unchecked = not_read = 0
+def _totals(sessions: Iterable[SessionReport]) -> tuple[int, int, int]:
+    """Compactions that could not be checked, lines not read and lines naming a
+    parent not in the file, over ``sessions``."""
+    unchecked = not_read = missing = 0
     for s in sessions:
         unchecked += s.compactions_not_checked()
         not_read += s.lines_not_read()
-    return unchecked, not_read
+        missing += s.parents_missing()
+    return unchecked, not_read, missing
 
 
 def total_phrases(sessions: Iterable[SessionReport]) -> list[str]:
     """:func:`coverage_phrases` summed over ``sessions`` (the Markdown heading)."""
-    unchecked, not_read = _totals(sessions)
+    unchecked, not_read, missing = _totals(sessions)
     return ([f"{_n(unchecked, 'compaction')} could not be checked"] if unchecked else []) + (
-        [f"{_n(not_read, 'line')} not read"] if not_read else [])
+        [f"{_n(not_read, 'line')} not read"] if not_read else []) + (
+        [f"{_n(missing, 'line')} naming a parent not in the file"] if missing else [])
 
 
 def row_note(s: SessionReport) -> str:
@@ -161,11 +179,12 @@ def row_note(s: SessionReport) -> str:
 
 def gate_phrases(sessions: Iterable[SessionReport]) -> list[str]:
     """The gate line's counts of what could not be covered across ``sessions``:
-    ``["1 compaction(s) could not be checked", "2 line(s) not read"]``, a phrase only
-    for a count above zero."""
-    unchecked, not_read = _totals(sessions)
+    ``["1 compaction(s) could not be checked", "2 line(s) not read", "1 line(s)
+    naming a parent not in the file"]``, a phrase only for a count above zero."""
+    unchecked, not_read, missing = _totals(sessions)
     return ([f"{unchecked} compaction(s) could not be checked"] if unchecked else []) + (
-        [f"{not_read} line(s) not read"] if not_read else [])
+        [f"{not_read} line(s) not read"] if not_read else []) + (
+        [f"{missing} line(s) naming a parent not in the file"] if missing else [])
 
 
 def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]:
@@ -176,11 +195,12 @@ def checked_less(baseline: SessionReport, candidate: SessionReport) -> list[str]
     F3: a candidate that stopped reading its compaction "resolved" 210 findings and
     passed ``--fail-on-new error``)."""
     out = []
-    for what, count in (("compaction", SessionReport.compactions_not_checked),
-                        ("line", SessionReport.lines_not_read)):
+    for what, verb, count in (
+            ("compaction", "could not be checked", SessionReport.compactions_not_checked),
+            ("line", "not read", SessionReport.lines_not_read),
+            ("line", "naming a parent not in the file", SessionReport.parents_missing)):
         base, cand = count(baseline), count(candidate)
         if cand > base:
-            verb = "could not be checked" if what == "compaction" else "not read"
             out.append(f"{_n(cand, what)} {verb} (the baseline: {base:,})")
     less = inversion_judged_less(candidate, baseline)
     if less:  # a larger share (usertest38 #1: an onset gone)

@@ -152,6 +152,7 @@ def session_dict(r: SessionReport, show_all: bool = False,
         # beside it, as in diff's JSON (usertest29 #2: docs/ci.md named it, only
         # session.extra had it)
         "lines_not_read": r.lines_not_read(),
+        "parents_missing": r.parents_missing(),  # lines may be missing (usertest76 F5)
         "verdict": r.verdict(),
         **({} if fail_on is None else {"gate": {"fail_on": fail_on,
                                                 "fails": r.fails(fail_on)}}),

@@ -256,14 +256,15 @@ class SessionReport:
     def fails(self, fail_on: str) -> bool:
         """True when a finding reaches ``fail_on`` (one of :data:`FAIL_ON`).  A trace
         not fully checked (compactions that could not be checked, lines not read,
-        checks stopped at their cap) counts as a warning for the gate, as ``--lenient``
-        skips do: ``--fail-on warning`` (or ``info``) fails it, the default ``error``
-        does not.  Without this no gate setting could fail a trace whose compaction was
-        hidden from its reader (adv32 A4), or one padded until a check stopped before
-        its finding (adv103 #1); the verdict keeps its head and says what was not
-        checked."""
+        lines that may be missing, checks stopped at their cap) counts as a warning for
+        the gate, as ``--lenient`` skips do: ``--fail-on warning`` (or ``info``) fails
+        it, the default ``error`` does not.  Without this no gate setting could fail a
+        trace whose compaction was hidden from its reader (adv32 A4), or one padded
+        until a check stopped before its finding (adv103 #1); the verdict keeps its
+        head and says what was not checked."""
         worst = self.worst()
-        if (self.compactions_not_checked() or self.lines_not_read() or self.limits) and (
+        if (self.compactions_not_checked() or self.lines_not_read() or self.limits
+                or self.parents_missing()) and (
                 worst is None or worst.rank < Severity.WARNING.rank):
             worst = Severity.WARNING
         return fails(worst, fail_on)
@@ -282,6 +283,29 @@ class SessionReport:
         issue 11, adv9 F5, adv27 F2."""
         n = self.header.extra.get("lines_not_read")
         return n if type(n) is int and n > 0 else 0
+
+    def parents_missing(self) -> int:
+        """Lines of the trace naming a parent line the file does not hold
+        (``parents_missing`` of the session record, the Claude Code reader's:
+        :mod:`compaction_audit.io.claude_parents`; 0 for none): lines may be missing
+        before them, such as a deleted compaction's (usertest76 F5)."""
+        n = self.header.extra.get("parents_missing")
+        return n if type(n) is int and n > 0 else 0
+
+    def missing_phrase(self) -> str:
+        """:meth:`parents_missing` in words, "" for none: "line 1,256 names a parent not
+        in the file: lines may be missing", "3 lines name a parent not in the file, the
+        first line 1,256: lines may be missing"."""
+        n = self.parents_missing()
+        if not n:
+            return ""
+        first = self.header.extra.get("parents_missing_line")
+        known = type(first) is int and first > 0
+        if n == 1:
+            who = f"line {first:,} names" if known else "1 line names"
+            return f"{who} a parent not in the file: lines may be missing"
+        at = f", the first line {first:,}" if known else ""
+        return f"{n:,} lines name a parent not in the file{at}: lines may be missing"
 
     def none_checked(self) -> bool:
         """True when the trace has compactions and not one of them could be checked
@@ -313,7 +337,8 @@ class SessionReport:
     def unchecked_phrase(self) -> str:
         """What the audit of this trace could not cover, for the header of the text and
         HTML reports ("" for nothing): the compactions whose loss could not be checked,
-        with why, and the lines an adapter did not read (the verdict's
+        with why, the lines an adapter did not read and the lines that may be missing
+        (the verdict's
         :meth:`incomplete_note`; checks stopped at a limit have their own "limit"
         lines)."""
         parts = []
@@ -336,6 +361,8 @@ class SessionReport:
         if not_read:
             parts.append(f"{not_read:,} line{'s' if not_read > 1 else ''} not read "
                          "(see the notes)")
+        if missing := self.missing_phrase():
+            parts.append(missing)
         return "; ".join(parts)
 
     def unchecked(self) -> list[tuple[str, str | None, int]]:
@@ -370,7 +397,8 @@ class SessionReport:
         """What the verdict could not cover, as a "; ..." suffix ("" for nothing): the
         compactions that could not be checked (issue 10, point 8), the lines an adapter
         did not read (``lines_not_read`` of the session record, explained in its reader
-        notes: issue 11, adv9 F5) and the checks that stopped at their cap (issue 11,
+        notes: issue 11, adv9 F5), the lines that may be missing
+        (:meth:`missing_phrase`) and the checks that stopped at their cap (issue 11,
         class 5: a capped check never passes silently), e.g. "; 1 compaction could not
         be checked; 1 check stopped at its limit"; first, when no rule of the selection
         could judge the trace (:meth:`judged_nothing`)."""
@@ -382,6 +410,8 @@ class SessionReport:
         not_read = self.lines_not_read()  # issue 11, adv9 F5
         if not_read:
             note += f"; {_count(not_read, 'line')} not read, see the notes"
+        if missing := self.missing_phrase():  # usertest76 F5
+            note += f"; {missing}"
         if self.limits:
             n = len(self.limits)
             note += (f"; {n} check{'s' if n > 1 else ''} stopped at "
