@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.gate_app import drift_records, run
+from compaction_audit.cli import app
+from tests.gate_app import RUNNER, drift_records, run
 from tests.logs import dump, rnd
 
 
@@ -145,10 +146,9 @@ def _claude(sid: str, kind: str, **fields: Any) -> dict[str, Any]:
     return {"type": kind, "uuid": sid, "sessionId": "cut-h", **fields}
 
 
-def test_a_product_log_cut_in_its_last_round_is_compared_before_it(tmp_path: Path) -> None:
-    # adv144 F4: a Claude Code transcript cut after its summary line ends partway
-    # through its last round (the re-read after the compaction is missing): "1 new"
-    # and a debt "1 -> 4 (+3)" at "round 1 (the candidate's last)"
+def _cut_transcript(tmp_path: Path) -> tuple[Path, Path]:
+    """A Claude Code transcript in our own words (3 rounds) and its first 4 lines, cut
+    after the summary line."""
     said = "Keep the billing pool at 24 connections and the retry cap at 7 on prod."
     lines = [
         _claude("u1", "user", message={"role": "user", "content": said}),
@@ -172,17 +172,52 @@ def test_a_product_log_cut_in_its_last_round_is_compared_before_it(tmp_path: Pat
     whole.write_text("".join(json.dumps(x) + "\n" for x in lines))
     cut = tmp_path / "cut.jsonl"  # cut after the summary line
     cut.write_text("".join(json.dumps(x) + "\n" for x in lines[:4]))
+    return whole, cut
+
+
+def test_a_product_log_cut_in_its_last_round_is_compared_before_it(tmp_path: Path) -> None:
+    # adv144 F4: a Claude Code transcript cut after its summary line ends partway
+    # through its last round (the re-read after the compaction is missing): "1 new"
+    # and a debt "1 -> 4 (+3)" at "round 1 (the candidate's last)"
+    whole, cut = _cut_transcript(tmp_path)
     verdict = " ".join(_diff(whole, cut).output.split())
     # no unit of the baseline's is first found from round 1 on: none is said to be
-    # (adv145 F8: "count as not reached" where none did, and where no debt was shown)
-    assert ("the candidate's last round, 1, may be cut short (a product's round runs to "
-            "the person's next turn);") in verdict
-    assert "not reached" not in verdict and "compared at" not in verdict
+    # (adv145 F8: "count as not reached" where none did, and where no debt was shown);
+    # the candidate's CA105 there (raw tokens 0: the cut's) is no new unit (adv145 F5)
+    assert verdict.startswith("compaction-audit diff")
+    assert ("0 new, 0 resolved, 1 not reached, 3 persisting finding unit(s); the "
+            "candidate's last round, 1, may be cut short (a product's round runs to the "
+            "person's next turn): the units only the candidate found there count as not "
+            "reached;") in verdict
+    assert "baseline's units" not in verdict and "compared at" not in verdict
     assert "recall debt" not in verdict  # round 0 holds every fact in both runs
     # a native log writes each round whole: no such note (the tests above)
     native = " ".join(_diff(_research(tmp_path, "b.jsonl", 40),
                             _research(tmp_path, "c.jsonl", 12)).output.split())
     assert "may be cut short" not in native
+
+
+def test_what_only_a_cut_candidate_finds_at_its_last_round_is_not_new(
+        tmp_path: Path) -> None:
+    """adv145 F5: the CA105 the cut makes (raw tokens 0 after the summary) was "1 new"
+    and failed ``--fail-on-new info``; its onset row read "appeared"."""
+    whole, cut = _cut_transcript(tmp_path)
+    assert _diff(whole, cut, "--fail-on-new", "info", "-q").exit_code == 0
+    doc = json.loads(_diff(whole, cut, "-f", "json").stdout)
+    assert doc["findings"]["counts"] == {"new": 0, "resolved": 0, "unreached": 1,
+                                         "persisting": 3}
+    [unit] = doc["findings"]["unreached"]
+    assert (unit["code"], unit["baseline"], unit["candidate"]["first_round"]) == (
+        "CA105", None, 1)
+    wide = RUNNER.invoke(app, ["diff", str(whole), str(cut), "--isolated"],
+                         env={"COLUMNS": "200"}).stdout
+    rows = [" ".join(ln.split()) for ln in wide.splitlines()
+            if ln.lstrip().startswith("summary majority")]
+    assert rows == ["summary majority │ none │ 1 │ │ appeared (at the candidate's last "
+                    "round, which may be cut short)"]
+    # the whole run against itself cut nowhere: the same CA105 is persisting, no note
+    same = json.loads(_diff(whole, whole, "-f", "json").stdout)["findings"]["counts"]
+    assert same["new"] == same["unreached"] == 0
 
 
 def _pools(tmp_path: Path, name: str, rounds: range) -> Path:

@@ -14,10 +14,10 @@ STATUSES = ("new", "resolved", "unreached", "persisting")
 
 
 def status_heading(status: str) -> str:
-    """A status as a heading: ``"Resolved"``; ``"Not reached"`` for the units the
-    baseline found first after the candidate's last round it reached whole
-    (:func:`~compaction_audit.diff.numbering.reached`) or before its first
-    (:func:`~compaction_audit.diff.numbering.starts_later`)."""
+    """A status as a heading: ``"Resolved"``; ``"Not reached"`` for the units one run
+    found first after the candidate's last round it reached whole
+    (:func:`~compaction_audit.diff.numbering.reached`) or the baseline found before its
+    first (:func:`~compaction_audit.diff.numbering.starts_later`)."""
     return "Not reached" if status == "unreached" else status.capitalize()
 
 
@@ -52,11 +52,13 @@ class FindingDelta:
 
 def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDelta]:
     """Finding units of both runs classified new (candidate only), resolved (baseline
-    only, at a round the candidate reached), unreached (baseline only, first at a round
+    only, at a round the candidate reached), unreached (one run's only, first at a round
     after the candidate's last whole round, :func:`~compaction_audit.diff.numbering.
-    reached`, or at or before the first round of a candidate that starts later, which
-    lacks what came before it: :func:`~compaction_audit.diff.numbering.starts_later`)
-    or persisting (both), ordered by
+    reached`: the baseline's past the candidate's end, or either's at a last round the
+    candidate may not have finished; or the baseline's at or before the first round of a
+    candidate that starts later, which lacks what came before it:
+    :func:`~compaction_audit.diff.numbering.starts_later`) or persisting (both),
+    ordered by
     code, then (facts still held, ``held:``,
     after the rest: usertest23 #4) severity, worst first (a fold's facts weigh by
     their own tier: usertest66 F4), first round, then (units of what folds lost) as the
@@ -105,11 +107,13 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
     out = []
     end, start = reached(base, cand), starts_later(base, cand)
     for ident in b.keys() | c.keys():
-        first = b[ident][1].first_round if ident in b else 0
+        first = (b.get(ident) or c[ident])[1].first_round
         status = ("persisting" if ident in b and ident in c
+                  # the candidate's alone, at a last round it may not have finished
+                  # (a product's log cut after its summary: adv145 F5, adv144 F4)
+                  else "unreached" if end is not None and first > end
                   else "new" if ident in c
-                  else "unreached" if (end is not None and first > end)
-                  or (start is not None and first <= start)
+                  else "unreached" if start is not None and first <= start
                   else "resolved")
         code = (c.get(ident) or b[ident])[0]
         occ_b, occ_c = b.get(ident), c.get(ident)

@@ -12,6 +12,7 @@ from compaction_audit.diff.numbering import (
     candidate_end,
     debt_round,
     may_be_cut,
+    reached,
     rounds_apart,
     starts_later,
 )
@@ -194,9 +195,17 @@ class RunDiff:
         """The verdict of onset row ``o`` as the reports' tables show it: "not reached
         (the candidate ends at round 1)" where it disappeared only because the candidate
         ends first (:meth:`ends_before`; usertest76 F8: "disappeared", in green, for a
-        CA301 at a round the candidate never had), else ``o.verdict``."""
+        CA301 at a round the candidate never had); "appeared (at the candidate's last
+        round, which may be cut short)" where it appeared only there (a product's log
+        cut after its summary: adv145 F5); else ``o.verdict``."""
         ends = self._ends(o)
-        return f"not reached{ends}" if ends else o.verdict
+        if ends:
+            return f"not reached{ends}"
+        done = reached(self.baseline, self.candidate)
+        if (o.verdict == "appeared" and done is not None and o.candidate is not None
+                and o.candidate > done):
+            return "appeared (at the candidate's last round, which may be cut short)"
+        return o.verdict
 
     def _ends(self, o: OnsetDelta) -> str:
         """``" (the candidate ends at round 12)"`` where :meth:`ends_before` says so."""
@@ -342,11 +351,14 @@ class RunDiff:
         if cut:  # a product's round runs to the person's next turn: what the candidate
             # found at its last round alone may be the cut's (adv144 F4); what follows
             # from it said only where it holds (adv145 F8)
+            whose = (["the baseline's units first found from it on"] if end is not None
+                     and any(r >= end for r in firsts) else []) + (
+                ["the units only the candidate found there"] if any(
+                    f.baseline is None for f in self.by_status("unreached")) else [])
+            said_whose = ", and ".join(whose) + ("," if len(whose) > 1 else "")
             parts.append(f"the candidate's last round, {end}, may be cut short (a "
                          "product's round runs to the person's next turn)"
-                         + (": the baseline's units first found from it on count as not "
-                            "reached" if end is not None and any(r >= end for r in firsts)
-                            else ""))
+                         + (f": {said_whose} count as not reached" if whose else ""))
         debt, debt_at = self.last_debt(), debt_round(self.baseline, self.candidate)
         at = ("the last round" if debt_at is None or debt_at is False
               else f"round {debt_at} (the candidate's last"
