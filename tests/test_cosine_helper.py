@@ -59,12 +59,15 @@ def _stub(program: str) -> server.Helper:
 SILENT = "import time\ntime.sleep(600)\n"
 """A helper that never answers (and never reads)."""
 _SEND = ("import marshal, sys, time, zlib\n"
+         "chain = [0]\n"
          "def send(m):\n"
          "    body = marshal.dumps(m)\n"
-         "    crc = zlib.crc32(body).to_bytes(4, 'little')\n"
+         "    chain[0] = zlib.crc32(body, chain[0])\n"
+         "    crc = chain[0].to_bytes(4, 'little')\n"
          "    sys.stdout.buffer.write(len(body).to_bytes(8, 'little') + crc + body)\n"
          "    sys.stdout.buffer.flush()\n")
-"""A stand-in's ``send``, written out (runtime.frames: length, CRC-32, marshal body)."""
+"""A stand-in's ``send``, written out (runtime.frames: length, the CRC-32 chained over
+the messages sent, marshal body)."""
 READY_THEN_SILENT = _SEND + "send(('ready', 'model', ''))\ntime.sleep(600)\n"
 """Says it is ready, then neither reads nor answers."""
 WRONG = (_SEND + "send(('ready', 'model', ''))\n"

@@ -43,7 +43,7 @@ import threading
 import time
 from typing import IO, Any
 
-from compaction_audit.runtime.frames import receive, send
+from compaction_audit.runtime.frames import Chain, receive, send
 
 ENV = "COMPACTION_AUDIT_EMBED"
 """The environment variable choosing the embedding (``compaction_audit.cosine.embed``)."""
@@ -176,20 +176,22 @@ def main(fd: int = 0, out: IO[bytes] | None = None) -> None:
     from compaction_audit.cosine import embed
 
     stream = out if out is not None else sys.stdout.buffer
+    inbox, outbox = Chain(), Chain()  # each direction's running CRC (runtime.frames)
     try:
         loaded = embed.load_model()
     except Exception as exc:  # the audit loads it again, and reports the error there
-        send(stream, ("ready", "error", str(exc).splitlines()[0] if str(exc) else ""))
+        send(stream, ("ready", "error", str(exc).splitlines()[0] if str(exc) else ""),
+             outbox)
         return
-    send(stream, ("ready", "model" if loaded is not None else "none", ""))
+    send(stream, ("ready", "model" if loaded is not None else "none", ""), outbox)
     if loaded is None:
         return
     while True:
-        message = receive(fd)
+        message = receive(fd, inbox)
         if message is None or message[0] != "c":
             return
         _, texts, query = message
-        send(stream, ("v", embed._local_cosines(texts, query)))
+        send(stream, ("v", embed._local_cosines(texts, query)), outbox)
 
 
 class Helper:
@@ -201,6 +203,7 @@ class Helper:
         self.status: str | None = None
         """None until the helper says it is ready; then its status, or ``dead``."""
         self._pending: tuple[list[str], str, threading.Thread] | None = None
+        self._inbox, self._outbox = Chain(), Chain()  # each direction's running CRC
 
     @classmethod
     def start(cls) -> Helper | None:
@@ -238,7 +241,8 @@ class Helper:
         if self._pending is not None or self.status not in (None, "model") or stream is None:
             return
         # written by a thread: a helper that stopped reading cannot block the audit
-        writer = threading.Thread(target=self._write, args=(stream, ("c", texts, query)),
+        writer = threading.Thread(target=self._write, args=(stream, ("c", texts, query),
+                                                            self._outbox),
                                   daemon=True)
         writer.start()
         self._pending = (texts, query, writer)
@@ -291,16 +295,16 @@ class Helper:
         return got
 
     @staticmethod
-    def _write(stream: IO[bytes], message: Any) -> None:
+    def _write(stream: IO[bytes], message: Any, chain: Chain) -> None:
         with contextlib.suppress(OSError, ValueError):  # the helper died, or was ended
-            send(stream, message)
+            send(stream, message, chain)
 
     def _receive(self, seconds: float) -> Any:
         stream = self.process.stdout
         if stream is None:
             return None
         try:
-            return receive(stream.fileno(), time.monotonic() + seconds)
+            return receive(stream.fileno(), self._inbox, time.monotonic() + seconds)
         except (OSError, ValueError, EOFError, TypeError):
             return None
 

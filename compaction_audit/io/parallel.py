@@ -80,15 +80,19 @@ def wanted(path: str) -> bool:
 
 def _frames(stream: IO[bytes]) -> Iterator[bytes]:
     """The framed batches a helper writes, up to and including its ``MSG_END``."""
-    read = stream.read
+    read, chain = stream.read, frames.Chain()
     while True:
         head = read(8)
         if len(head) < 8:
             raise HelperFailed
         size = int.from_bytes(head[:4], "little")
         data = frames.read_exact(stream, size & ~reduce.LAST_FRAME)
-        if data is None or frames.crc(data) != head[4:]:
-            raise HelperFailed  # cut short, or damaged on the way (runtime.frames)
+        if data is None:
+            raise HelperFailed  # cut short
+        try:
+            chain.check(data, head[4:])
+        except frames.Damaged:  # damaged on the way, or after a batch lost whole
+            raise HelperFailed from None  # (runtime.frames)
         yield data
         if size & reduce.LAST_FRAME:
             return

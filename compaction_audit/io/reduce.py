@@ -24,7 +24,7 @@ import orjson
 from compaction_audit.io.jsonerrors import json_error
 from compaction_audit.io.records import FieldError, changed_saliences, retained, retained_pairs
 from compaction_audit.io.surrogates import NOT_SURROGATES, loads_lone_surrogates
-from compaction_audit.runtime.frames import crc
+from compaction_audit.runtime.frames import Chain
 
 MSG_BAD_JSON = 0
 """``(line, MSG_BAD_JSON, message)``: the line is not JSON (message as the reader's)."""
@@ -79,8 +79,9 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
 
     Reads the lines that start at byte offsets ``start`` (a line start) up to ``stop``
     (exclusive; -1: the end of the file).  Line numbers count from 1 at ``start``.
-    Each batch is a 4-byte little-endian length, the CRC-32 of the body
-    (:func:`compaction_audit.runtime.frames.crc`) and a :mod:`marshal` list of messages
+    Each batch is a 4-byte little-endian length, the chained CRC-32 of the body (a
+    :class:`compaction_audit.runtime.frames.Chain`: a batch lost whole makes the next
+    one's differ) and a :mod:`marshal` list of messages
     (``MSG_*``) as the body; the last one ends with ``MSG_END`` and has ``LAST_FRAME`` set in its
     length.  A round record with a pair-form
     ``retained`` list that :func:`retained_pairs` accepts becomes ``MSG_REDUCED``
@@ -101,12 +102,14 @@ def reduce_lines(path: str, write: Callable[[bytes], Any], start: int = 0, stop:
     prev_line, prev_ids = (0, set[str]()) if start == 0 else (-1, set[str]())
     prev_table: dict[str, Any] = {}
     pending: list[Any] = []
+    chain = Chain()
     size = 0
 
     def flush(last: bool = False) -> None:
         nonlocal pending, size
         data = marshal.dumps(pending)
-        write((len(data) | (LAST_FRAME if last else 0)).to_bytes(4, "little") + crc(data) + data)
+        write((len(data) | (LAST_FRAME if last else 0)).to_bytes(4, "little")
+              + chain.seal(data) + data)
         pending, size = [], 0
 
     number = 0

@@ -45,7 +45,7 @@ from compaction_audit.recall import extract as ext
 from compaction_audit.recall import survival as surv
 from compaction_audit.recall.survclass import UNASKED, Classes
 from compaction_audit.recall.survival import check  # where tests patch survives
-from compaction_audit.runtime.frames import receive, send
+from compaction_audit.runtime.frames import Chain, receive, send
 
 Encoded = tuple[tuple[str, str, str, int, int, int], ...]
 
@@ -217,7 +217,8 @@ def group_flags(summary: str, children: list[tuple[ext.Discriminator, ...]],
 def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
     """Run the helper on input ``fd`` and output ``out`` (standard output)."""
     stream = out if out is not None else sys.stdout.buffer
-    texts = receive(fd)
+    inbox, outbox = Chain(), Chain()  # each direction's running CRC (runtime.frames)
+    texts = receive(fd, inbox)
     if texts is None:
         return
     state: dict[str, Any] = {"groups": None, "direct": None, "cap": SURVIVAL_MAX_CHECKS,
@@ -227,7 +228,7 @@ def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
     def poll(block: bool) -> None:
         while block or select.select([fd], [], [], 0)[0]:
             block = False
-            message = receive(fd)
+            message = receive(fd, inbox)
             if message is None or message[0] == "s":
                 state["stop"] = True
                 return
@@ -252,13 +253,13 @@ def main(step: int, fd: int = 0, out: IO[bytes] | None = None) -> None:
 
     ext.share(known)  # a summary that is also a text (folded again): not extracted twice
     try:
-        _work(texts, step, found, state, poll, stream)
+        _work(texts, step, found, state, poll, lambda m: send(stream, m, outbox))
     finally:
         ext.share(None)
 
 
 def _work(texts: list[tuple[str, str]], step: int, found: list[tuple[ext.Discriminator, ...]],
-          state: dict[str, Any], poll: Any, stream: IO[bytes]) -> None:
+          state: dict[str, Any], poll: Any, put: Callable[[Any], None]) -> None:
     """The two queues of :func:`main`: extraction into ``found``, then survival."""
     while True:
         poll(False)
@@ -267,7 +268,7 @@ def _work(texts: list[tuple[str, str]], step: int, found: list[tuple[ext.Discrim
             break
         chunk = [tuple(ext.extract(*t)) for t in texts[len(found):end]]
         found.extend(chunk)
-        send(stream, ("x", len(chunk), pack(chunk)))
+        put(("x", len(chunk), pack(chunk)))
     while state["groups"] is None and not state["stop"]:
         poll(True)
     given, groups, direct = state["given"], state["groups"] or [], state["direct"]
@@ -281,6 +282,6 @@ def _work(texts: list[tuple[str, str]], step: int, found: list[tuple[ext.Discrim
         poll(False)
         if state["stop"]:
             break
-        send(stream, ("g", group_flags(summary, [of(c) for c in
+        put(("g", group_flags(summary, [of(c) for c in
                                                  checked(children, g, cut, direct)],
                                        classes)))

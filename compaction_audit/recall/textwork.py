@@ -127,6 +127,7 @@ class _Helper:
         self.done = 0
         self.groups: list[list[tuple[bool, ...]]] = []
         self._writer: threading.Thread | None = None
+        self._inbox, self._outbox = frames.Chain(), frames.Chain()  # running CRCs
         self.post(texts)  # the first message: the texts, a bare list
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -167,19 +168,26 @@ class _Helper:
         if stream is None:
             return
         with contextlib.suppress(OSError, ValueError):  # the helper died, or was stopped
-            frames.send(stream, message)
+            frames.send(stream, message, self._outbox)
 
     def _read(self) -> None:
         stream = self.process.stdout
         assert stream is not None
-        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-            while (message := frames.read(stream)) is not None:  # Damaged: a ValueError
-                if message[0] == "x":
-                    _, n, packed = message
-                    self.chunks.append((self.done, packed))  # read when needed
-                    self.done += n
-                else:
-                    self.groups.append(message[1])
+        try:
+            with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+                while (message := frames.read(stream, self._inbox)) is not None:
+                    if message[0] == "x":  # (Damaged, a ValueError: the helper failed)
+                        _, n, packed = message
+                        self.chunks.append((self.done, packed))  # read when needed
+                        self.done += n
+                    else:
+                        self.groups.append(message[1])
+        finally:
+            # no one reads its output from here on: a helper still working would
+            # block on the full pipe, and a message posted to it on its full input,
+            # which close() waits for (adv146 F1: a damaged message hung the audit)
+            with contextlib.suppress(OSError):
+                self.process.kill()
 
     def close(self) -> None:
         """End the helper (if still running) and its threads."""
