@@ -69,19 +69,25 @@ def test_the_head_is_length_then_the_chained_crc() -> None:
         4, "little")
 
 
-def test_a_message_lost_whole_makes_the_next_one_damaged() -> None:
-    sent = frames.Chain()
-    first, second = frames.encode(MESSAGE, sent), frames.encode(("s",), sent)
+def _assert_damaged(data: bytes) -> None:
+    """``data``, read as a stream's first message, is damaged: from a buffer and from
+    a pipe."""
     with pytest.raises(frames.Damaged):
-        frames.read(io.BytesIO(second), frames.Chain())  # the first never came
+        frames.read(io.BytesIO(data), frames.Chain())
     read, write = os.pipe()
-    os.write(write, second)
+    os.write(write, data)
     os.close(write)
     try:
         with pytest.raises(frames.Damaged):
             frames.receive(read, frames.Chain())
     finally:
         os.close(read)
+
+
+def test_a_message_lost_whole_makes_the_next_one_damaged() -> None:
+    sent = frames.Chain()
+    first, second = frames.encode(MESSAGE, sent), frames.encode(("s",), sent)
+    _assert_damaged(second)  # the first never came
     got = frames.Chain()  # the stream whole: both read
     assert frames.read(io.BytesIO(first + second), got) == MESSAGE
 
@@ -89,17 +95,7 @@ def test_a_message_lost_whole_makes_the_next_one_damaged() -> None:
 @pytest.mark.parametrize("at", [frames.HEAD, frames.HEAD + 7, -1, 9])  # body; CRC itself
 def test_a_flipped_bit_is_damage(at: int) -> None:
     framed = frames.encode(MESSAGE, frames.Chain())
-    damaged = _flip(framed, at % len(framed))
-    with pytest.raises(frames.Damaged):
-        frames.read(io.BytesIO(damaged), frames.Chain())
-    read, write = os.pipe()
-    os.write(write, damaged)
-    os.close(write)
-    try:
-        with pytest.raises(frames.Damaged):
-            frames.receive(read, frames.Chain())
-    finally:
-        os.close(read)
+    _assert_damaged(_flip(framed, at % len(framed)))
 
 
 def test_a_message_cut_short_is_the_end_of_input() -> None:
