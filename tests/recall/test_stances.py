@@ -132,3 +132,17 @@ def test_a_question_naming_a_lost_fact_does_not_hold_it(write_log: LogWriter) ->
     only = [rnd(0, spans=[span("q", "Should we raise max_conns on staging?", "user")]),
             rnd(1, spans=[span("a", "Looking.", "assistant")], evicted=["q"])]
     assert debt(audit(write_log(only, "only.jsonl"))) == [(0, 0, 0), (1, 0, 0)]
+
+
+@pytest.mark.parametrize(("text", "bounds"), [
+    ("?" * 20_000 + "x", []),  # marks inside a sentence: no end (adv146 F2: 18 s)
+    ("?!" * 10_000 + "x", []),
+    ("Why" + "?" * 20_000 + " ok", [(0, 3)]),  # one run, one question
+    ("Really!? Yes!", [(0, 6)]),  # the run "!?" ends a question
+    ("Stop!! Go?", [(6, 9)]),  # a run of "!" ends a sentence, not a question
+    ("Is it\uff1fnext", [(0, 5)]),  # a full-width mark ends it whatever follows
+    ("Fine?🙂 yes", [(0, 4)]),
+    ("Is it?x", []),
+])
+def test_a_run_of_marks_is_read_once(text: str, bounds: list[tuple[int, int]]) -> None:
+    assert stance.question_bounds(text) == bounds
