@@ -20,8 +20,24 @@ one dash written "--" (:func:`_plain`).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-__all__ = ["forbidden", "forbidden_all"]
+__all__ = ["Rule", "forbidden", "forbidden_all"]
+
+
+class Rule(NamedTuple):
+    """What a prohibition forbids: ``object`` (the text a call must hold), ``act``
+    ("command" or "write"), ``at_start`` (a single plain word, matched only at a
+    command's start) and ``scope``: words of which a call must also hold one (any
+    case), for a flag forbidden only on the act's own object: its identifier-like words,
+    else its words ("do NOT run the prod migration 0047 with --force": ``--force``,
+    scope ``("0047",)``, so ``git push --force`` breaks nothing: adv146 F3); empty for
+    none."""
+
+    object: str
+    act: str
+    at_start: bool
+    scope: tuple[str, ...] = ()
 
 _RUN = ("run", "running", "execute", "executing", "call", "calling", "invoke", "invoking",
         "use", "using", "enable", "enabling", "pass", "passing", "push", "pushing")
@@ -129,16 +145,21 @@ _FORCE_PUSH_RE = re.compile(r"(?i)\bforce[- ]?push(?:ing)?\b|\bpush\s+-f\b")
 "never push -f to main"; adv123 #4), read as "push --force"."""
 _WITH_FLAG_RE = re.compile(r"(?i)^\s*with\s+(--?[A-Za-z][\w-]+)")
 """A flag the act is done with ("Do NOT commit with --no-verify": adv123 #4)."""
-_LATER_FLAG_RE = re.compile(r"(?i)^[^.;!?\n`]{0,80}?\bwith\s+(--?[A-Za-z][\w-]+)")
+_LATER_FLAG_RE = re.compile(r"(?i)^([^.;:,!?\n`]{0,80}?)\bwith\s+(--?[A-Za-z][\w-]+)")
 """A flag the act is done with, later in the clause than the three words an object
 reads ("do NOT run the prod migration 0047 with --force": the safe form, without the
-flag, broke the rule at '0047': usertest76 F1)."""
+flag, broke the rule at '0047': usertest76 F1); no comma between (", use it with
+--prod only" is another clause: adv146 F3)."""
+_EXCEPT_RE = re.compile(r"(?i)\b(?:except|unless|only|other\s+than|but|instead|rather|"
+                        r"apart\s+from|save)\b")
+"""Between the object and a later "with --flag": the flag is what is allowed ("Do not
+run the nightly benchmark suite except with --quick": adv146 F3)."""
 _AVOID_RE = re.compile(r"(?i)(?<!\bto )\bavoid\s+(?:ever\s+)?(.*)", re.DOTALL)
 """"Avoid" and what it forbids, with no act verb between ("Avoid git reset --hard"); not
 "to avoid", a purpose ("we rebased to avoid --force")."""
 
 
-def forbidden(text: str) -> tuple[str, str, bool] | None:
+def forbidden(text: str) -> Rule | None:
     """``(object, act, phrase_only_at_start)`` of a prohibition, None when ``text``
     forbids no act on a matchable object.  ``act`` is "command" or "write"; the third
     value is true for a single plain word (matched only at a command's start).  A flag
@@ -157,17 +178,17 @@ def forbidden(text: str) -> tuple[str, str, bool] | None:
     act = "command" if m.group(1).lower() in _RUN else "write"
     flag = _WITH_FLAG_RE.match(m.group(2))
     if flag:
-        return flag.group(1), "command", False
+        return Rule(flag.group(1), "command", False)
     return _object(m.group(2), act)
 
 
-def _object(rest: str, act: str) -> tuple[str, str, bool] | None:
+def _object(rest: str, act: str) -> Rule | None:
     """The object of a prohibition whose act (``act``) opens ``rest``: a code span, an
     identifier-like word, a phrase of plain words (:func:`forbidden`)."""
     code = _CODE_RE.match(rest.lstrip()) or _CODE_RE.match(
         re.sub(r"(?i)^\s*(?:a|an|the|any)\s+", "", rest))
     if code:
-        return _command_flags(code.group(1).strip().rstrip(":")), act, False
+        return Rule(_command_flags(code.group(1).strip().rstrip(":")), act, False)
     words: list[str] = []
     raws = re.split(r"\s+", rest.strip())
     for n, raw in enumerate(raws):
@@ -177,7 +198,8 @@ def _object(rest: str, act: str) -> tuple[str, str, bool] | None:
         after = raws[n + 1].strip(_QUOTES) if n + 1 < len(raws) else ""
         if word.lower() in _STOP or raw != raw.rstrip(".,;!?"):
             if word.lower() == "with" and _FLAG_WORD_RE.match(after):
-                return after, act, False  # "terraform apply with --auto-approve"
+                # "terraform apply with --auto-approve", on a call naming terraform
+                return Rule(after, act, False, _scope(words))
             if word.lower() not in _STOP:
                 words.append(word)
             break
@@ -190,21 +212,31 @@ def _object(rest: str, act: str) -> tuple[str, str, bool] | None:
                 # phrase, "npm audit fix --legacy-peer-deps --force" broke nothing); a
                 # short flag stays with its command ("docker compose down -v": "-v"
                 # alone is every other command's too)
-                return after, act, False
+                return Rule(after, act, False)
             later = _LATER_FLAG_RE.match(" ".join(raws[n + 1:]))
-            if later:  # "run the prod migration 0047 with --force": the flag is what
-                return later.group(1), act, False  # is forbidden (usertest76 F1)
+            if later and not _EXCEPT_RE.search(later.group(1)):
+                # "run the prod migration 0047 with --force": the flag is what is
+                # forbidden (usertest76 F1), on a call that names the object (adv146 F3)
+                return Rule(later.group(2), act, False, _scope(words))
             break
     for k, word in enumerate(words):
         if k and _DASH_WORD_RE.match(word):  # "git push \u2014force origin main"
-            return _command_flags(" ".join(words[:k + 1])).lower(), act, False
+            return Rule(_command_flags(" ".join(words[:k + 1])).lower(), act, False)
         if _IDENT_RE.search(word) and len(word) >= 3:
-            return word.rstrip(":"), act, False
+            return Rule(word.rstrip(":"), act, False)
     if len(words) >= 2:
-        return " ".join(words).lower(), act, False
+        return Rule(" ".join(words).lower(), act, False)
     if words and act == "command" and len(words[0]) >= 3:
-        return words[0].lower(), act, True
+        return Rule(words[0].lower(), act, True)
     return None
+
+
+def _scope(words: list[str]) -> tuple[str, ...]:
+    """The :attr:`Rule.scope` of a flag done with the object ``words``: its
+    identifier-like words ("0047"), else its words, lower case, of 3 characters or
+    more."""
+    named = [w for w in words if _IDENT_RE.search(w)]
+    return tuple(dict.fromkeys(w.lower() for w in named or words if len(w) >= 3))
 
 
 ALTERNATIVES_MAX = 4
@@ -226,7 +258,7 @@ _ALLOWED_RE = re.compile(r"(?i)[ \t]*(?:(?:is|are)[ \t]+(?:fine|ok|okay|allowed|
 is fine": adv113 #6; "... is preferred", "... works", "... instead": adv114 #4)."""
 
 
-def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
+def forbidden_all(text: str) -> tuple[Rule, ...]:
     """Every ``(object, act, phrase_only_at_start)`` a prohibition names: the first
     (:func:`forbidden`), then the code spans or identifier-like words listed right after
     it with "or", "nor" or commas, up to the item an "or" or "nor" closes the list at ("Do
@@ -239,12 +271,12 @@ def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
         return ()
     out = [first]
     plain = _command_flags(_plain(text))
-    obj, act, at_start = first
+    obj, act, at_start, _ = first
     at = plain.find(f"`{obj}`")
     end = at + len(obj) + 2 if at >= 0 else -1
     if end < 0 and not at_start and (at := plain.find(obj)) >= 0:
         end = at + len(obj)
-    listed: list[tuple[str, str, bool]] = []  # the objects after the first
+    listed: list[Rule] = []  # the objects after the first
     closed = 0  # how many of them an "or" or "nor" closes the list at
     while end >= 0 and len(listed) < ALTERNATIVES_MAX:
         m = _ALT_RE.match(plain, end)
@@ -261,7 +293,7 @@ def forbidden_all(text: str) -> tuple[tuple[str, str, bool], ...]:
         elif _ALLOWED_RE.match(plain, end):
             break
         else:
-            listed.append((item, act, False))
+            listed.append(Rule(item, act, False))
         if m.group("or1") or m.group("or2"):
             closed = len(listed)
     # the list ends at its "or" or "nor" item: a comma alone goes on to another clause

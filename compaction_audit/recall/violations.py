@@ -97,8 +97,10 @@ def _rules(lost: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     """The lost negations and constraints that forbid an act on an object, one row
     each: ``key``, ``kind``, ``text``, ``span``, ``fold``, ``lost_round``, ``start``
     (the ``ri`` of the loss's round: the last row of ``rounds`` with that round),
-    ``object``, ``how``, ``at_start``, ``alt`` (0 for the rule's first object, then 1,
-    2, ... for those listed after it: :func:`forbidden_all`), one row per object.
+    ``object``, ``how``, ``at_start``, ``scope`` (a list of words, one of which a call
+    must hold too: :class:`~compaction_audit.recall.forbids.Rule`), ``alt`` (0 for the
+    rule's first object, then 1, 2, ... for those listed after it:
+    :func:`forbidden_all`), one row per object.
     :func:`forbidden_all` runs once per distinct text."""
     rules = lost.filter((pl.col("cause") == "fold")
                         & pl.col("kind").is_in(["negation", "constraint"])).select(
@@ -108,9 +110,9 @@ def _rules(lost: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     table = pl.DataFrame(
         {"text": [t for t, _, _ in parsed], "object": [p[0] for _, _, p in parsed],
          "how": [p[1] for _, _, p in parsed], "at_start": [p[2] for _, _, p in parsed],
-         "alt": [i for _, i, _ in parsed]},
+         "scope": [list(p[3]) for _, _, p in parsed], "alt": [i for _, i, _ in parsed]},
         schema={"text": pl.String, "object": pl.String, "how": pl.String,
-                "at_start": pl.Boolean, "alt": pl.Int64})
+                "at_start": pl.Boolean, "scope": pl.List(pl.String), "alt": pl.Int64})
     starts = rounds.select(pl.col("round").alias("lost_round"), pl.col("ri").alias("start")
                            ).unique("lost_round", keep="last", maintain_order=True)
     return (rules.join(table, on="text", how="inner", maintain_order="left")
@@ -134,26 +136,28 @@ def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame, items: pl.DataFrame,
     own span (item ids are unique, so at most one match is skipped).
     """
     calls = calls.with_row_index("_pos").sort("ri", "line", "_pos").with_row_index("ord")
-    distinct = rules.select("object", "at_start", "how").unique(maintain_order=True)
+    distinct = rules.select("object", "at_start", "how", "scope").unique(
+        maintain_order=True)
     objects = distinct.with_row_index("pid").with_columns(
         pl.Series([" ".join(o.split()) for o in distinct["object"]], dtype=pl.String
                   ).alias("body"),
-        pl.Series([_pattern(o, a) for o, a, _ in distinct.iter_rows()], dtype=pl.String
-                  ).alias("pattern"))
+        pl.Series([_pattern(o, a) for o, a, _, _ in distinct.iter_rows()],
+                  dtype=pl.String).alias("pattern"))
     found = matches(calls.select(pl.col("ord").alias("tid"), "text"),
                     objects.select("pid", "body", "at_start", "pattern"))
     # a run object counts where the call runs it: not in a quoted argument nor in a
     # file-editing tool's text (adv123 #1: a grep for --force "ran" it)
     run = {pid: re.compile(pattern) for pid, how, pattern
            in objects.select("pid", "how", "pattern").iter_rows() if how == "command"}
-    hits = (runs(found.rename({"tid": "ord"})
-                 .join(calls.select("ord", "id", "text", "source"), on="ord"), run)
+    hits = (_in_scope(runs(found.rename({"tid": "ord"})
+                           .join(calls.select("ord", "id", "text", "source"), on="ord"),
+                           run), objects)
             .join(calls.select("ord", "refused"), on="ord")
             .select("ord", "pid", "id", "refused").sort("ord"))
     todo = rules.with_row_index("_t").with_columns(
         calls["ri"].search_sorted(rules["start"], side="left").cast(pl.UInt32)
-        .alias("_from")).join(objects.select("pid", "object", "at_start", "how"),
-                              on=["object", "at_start", "how"])
+        .alias("_from")).join(objects.select("pid", "object", "at_start", "how", "scope"),
+                              on=["object", "at_start", "how", "scope"])
 
     def first(frame: pl.DataFrame, among: pl.DataFrame) -> pl.DataFrame:
         def after(part: pl.DataFrame) -> pl.DataFrame:
@@ -172,6 +176,21 @@ def _first_calls(rules: pl.DataFrame, calls: pl.DataFrame, items: pl.DataFrame,
     best = _unpermitted(pl.concat([ran, refused]), hits, items, gone)
     return best.drop("_t", "id").join(
         calls.select("ord", "id", "ri", "round", "source", "refused"), on="ord")
+
+
+def _in_scope(hits: pl.DataFrame, objects: pl.DataFrame) -> pl.DataFrame:
+    """``hits`` (``ord``, ``pid``, ``text``, ...) less those of an object with a
+    ``scope`` whose call holds none of its words (any case): a flag forbidden on one
+    command is not broken by another's (adv146 F3)."""
+    scoped = objects.filter(pl.col("scope").list.len() > 0).select("pid", "scope")
+    if not scoped.height:
+        return hits
+    named = (hits.select("ord", "pid", "text").join(scoped, on="pid").explode("scope")
+             .filter(pl.col("text").str.to_lowercase().str.contains(pl.col("scope"),
+                                                                    literal=True))
+             .select("ord", "pid").unique())
+    return pl.concat([hits.join(scoped, on="pid", how="anti"),
+                      hits.join(named, on=["ord", "pid"], how="semi")])
 
 
 def _unpermitted(best: pl.DataFrame, hits: pl.DataFrame, items: pl.DataFrame,

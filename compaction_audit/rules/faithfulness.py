@@ -322,7 +322,12 @@ class LostRuleViolated(Rule):
     does what it forbade: the object of a lost "do not run X" appears in a later
     command, the token of a lost "never add Y" in a later write; a rule listing several
     objects ("do NOT use --no-verify or --force") is broken by each, a finding per
-    object broken.  Also an identifier lost at a fold whose later reuse is a destructive
+    object broken.  A flag the act is done with after its object ("do NOT run the prod
+    migration 0047 with --force", "terraform apply with --auto-approve") is broken by a
+    call that holds the flag and names the object (its identifier-like word, else one
+    of its words: usertest76 F1, adv146 F3), and is no object where the words before it
+    allow it ("except with --quick", "unless ... with --dry-run") or a comma comes
+    between.  Also an identifier lost at a fold whose later reuse is a destructive
     command (delete, drop, --force, --cascade, ...); the finding names the lost item and
     the action.  And a version pin lost at a fold (a person's ``numpy==1.26.4``, "keep
     requests pinned at 2.31.0") whose package a later call installs, adds or upgrades

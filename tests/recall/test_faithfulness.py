@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pytest
 
@@ -260,20 +262,31 @@ def test_bare_number_is_never_asked_again_alone() -> None:
     ("We rebased to avoid --force pushes.", None),  # a purpose
     # a command done with a flag: the flag, as "git push --force" reads it
     ("Never run terraform apply with --auto-approve against prod.",
-     ("--auto-approve", "command", False)),
+     ("--auto-approve", "command", False, ("terraform", "apply"))),
     # adv123 b23, adv125 #3: a command of three words and its flag: the flag
     ("Don't run npm audit fix --force, it jumps majors.", ("--force", "command", False)),
     # usertest76 F1: the flag after three words of the object is what is forbidden (the
     # run without it, the safe form, broke the rule at "0047")
-    ("do NOT run the prod migration 0047 with --force", ("--force", "command", False)),
+    # on a call that names the migration (adv146 F3: "git push --force" broke it)
+    ("do NOT run the prod migration 0047 with --force",
+     ("--force", "command", False, ("0047",))),
+    ("Do not run the release job with --verbose.",
+     ("--verbose", "command", False, ("release", "job"))),
+    # adv146 F3: the flag allowed, or in another clause: the object's words, as before
+    ("Do not run the nightly benchmark suite except with --quick, it takes hours.",
+     ("nightly benchmark suite", "command", False)),
+    ("Never run the prod data backfill unless it is with --dry-run first.",
+     ("prod data backfill", "command", False)),
+    ("Do not run the release build script for staging, use it with --prod only.",
+     ("release build script", "command", False)),
     ("Never run the prod migration 0047. Use --force elsewhere.", ("0047", "command", False)),
     ("Never run the nightly export job with care.", ("nightly export job", "command", False)),
     # not a flag: a short word, a word between two dashes, a dash before a space
     ("Never use the tool \u2014verbose\u2014 here", ("tool \u2014verbose\u2014", "command",
                                                    False)),
 ])
-def test_forbidden_object(text: str, want: tuple[str, str, bool] | None) -> None:
-    assert forbidden(text) == want
+def test_forbidden_object(text: str, want: tuple[Any, ...] | None) -> None:
+    assert forbidden(text) == (want if want is None or len(want) == 4 else (*want, ()))
 
 
 def test_repeat_share_and_next_items() -> None:

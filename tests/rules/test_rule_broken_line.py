@@ -3,7 +3,9 @@
 F4: in a product's log the finding sat on its round's first line (the person's
 question), in every format; it is now the line of the call that broke the rule.
 F1: "do NOT run the prod migration 0047 with --force" was broken by the safe form, the
-run without the flag: the flag after the object's three words is what is forbidden.
+run without the flag: the flag after the object's three words is what is forbidden, on
+a call that names the object (adv146 F3: ``git push --force`` broke it), and not when
+the words before it allow it ("except with --quick").
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ RULE = ("Prepare the schema migrations, and do NOT run the prod migration 0047 w
         "--force; it locks the table.")
 
 
-def _rollout(path: Path, command: str) -> Path:
-    """A Codex rollout in our own words: a person's rule, a compaction that drops it, the
-    person's next turn (line 6) and a call (line 7) running ``command``."""
+def _rollout(path: Path, command: str, rule: str = RULE) -> Path:
+    """A Codex rollout in our own words: a person's ``rule``, a compaction that drops it,
+    the person's next turn (line 6) and a call (line 7) running ``command``."""
     def item(payload: dict[str, Any]) -> dict[str, Any]:
         return {"timestamp": "t", "type": "response_item", "payload": payload}
 
@@ -33,7 +35,7 @@ def _rollout(path: Path, command: str) -> Path:
                      "content": [{"type": kind, "text": text}]})
 
     lines = [{"timestamp": "t", "type": "session_meta", "payload": {"id": "m", "cwd": "/srv"}},
-             said("user", RULE),
+             said("user", rule),
              said("user", KEPT),
              {"timestamp": "t", "type": "compacted",  # it keeps the second message only
               "payload": {"message": "Summary: preparing the schema migrations.",
@@ -73,3 +75,17 @@ def test_the_finding_is_at_the_line_of_the_call_that_broke_the_rule(tmp_path: Pa
 
 def test_the_run_without_the_forbidden_flag_breaks_nothing(tmp_path: Path) -> None:
     assert _broken(_rollout(tmp_path / "safe.jsonl", "bin/migrate --env prod 0047")) == []
+
+
+def test_the_flag_on_another_command_breaks_nothing(tmp_path: Path) -> None:
+    # adv146 F3: "--force" alone was the object, and any forced push broke the rule
+    path = _rollout(tmp_path / "push.jsonl", "git push --force origin feature/index-docs")
+    assert _broken(path) == []
+
+
+def test_a_flag_the_rule_allows_is_not_what_it_forbids(tmp_path: Path) -> None:
+    rule = "Do not run the nightly benchmark suite except with --quick, it takes hours."
+    allowed = _rollout(tmp_path / "quick.jsonl", "bin/bench nightly --quick", rule)
+    assert _broken(allowed) == []  # adv146 F3: the allowed form broke it
+    full = _rollout(tmp_path / "full.jsonl", "bin/run nightly benchmark suite", rule)
+    assert [f["line"] for f in _broken(full)] == [7]  # the suite itself still does

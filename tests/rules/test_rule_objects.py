@@ -62,7 +62,7 @@ KEY = "u1#negation:not use --no-verify --force when pushing main"
     ("I ran --force or not.", []),
 ])
 def test_the_objects_a_rule_names(text: str, objects: list[str]) -> None:
-    assert [o for o, _, _ in forbidden_all(text)] == objects
+    assert [o for o, *_ in forbidden_all(text)] == objects
 
 
 def _span(i: str, text: str, source: str = "user") -> dict[str, Any]:
