@@ -213,6 +213,10 @@ def _retained_error(tmp_path: Path, value: str) -> tuple[Path, str]:
     # adv145 F7: past the first MiB of the line the number read as empty
     ('[["' + "b" * (1 << 20) + '", 1], ["a", 1e400]]', "1e400",
      "past the largest double (about 1.8e308)", None),
+    # adv146 F7: after 600,000 two-byte characters (fewer than 1 MiB of characters, more
+    # than 1 MiB of bytes) it read as empty, "in field 'text'"
+    ('[["' + "\u00e9" * 600_000 + '", 1], ["a", 1e400]]', "1e400",
+     "past the largest double (about 1.8e308)", "retained"),
 ])
 def test_a_number_past_the_largest_double_names_its_field(
         tmp_path: Path, value: str, number: str, past: str, field: str | None) -> None:

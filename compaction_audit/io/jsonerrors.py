@@ -101,6 +101,16 @@ def _field_at(text: str, pos: int) -> str | None:
     return None
 
 
+def _text_to(raw: bytes, pos: int) -> str:
+    """``raw`` decoded at least up to character ``pos`` and 16 past it: its first
+    :data:`_FIELD_SCAN` bytes when they hold that many characters, else the whole line
+    (``pos`` counts characters, orjson's, and multi-byte text has fewer characters than
+    bytes: adv146 F7, a number after 600,000 "é" read as empty, in field 'text')."""
+    text = raw[:_FIELD_SCAN + 16].decode("utf-8", "replace")
+    return text if len(text) > pos + 16 or len(raw) <= _FIELD_SCAN + 16 else raw.decode(
+        "utf-8", "replace")
+
+
 def _not_a_number(raw: bytes, pos: int) -> str | None:
     """``"NaN is not JSON (write null for no value: Python's json.dumps writes NaN
     unless allow_nan=False), in field 'retained'"`` when the decoder stopped at NaN,
@@ -108,7 +118,7 @@ def _not_a_number(raw: bytes, pos: int) -> str | None:
     "unexpected character" with no field); the field is the key whose value holds it
     (:func:`_field_at`; adv139 #7: the last key before it named another object's
     field).  None otherwise."""
-    text = raw[:_FIELD_SCAN + 16].decode("utf-8", "replace")
+    text = _text_to(raw, pos)
     word = next((w for w in _NON_NUMBERS if text.startswith(w, pos)), None)
     if word is None:
         return None
@@ -129,9 +139,9 @@ def _too_large(raw: bytes, pos: int) -> str:
     start), naming the field as :func:`_not_a_number` does (adv144 F8: the field was not
     named); a number of more than 32 characters is shown cut, with its length, and a
     negative one is below the lowest double.  ``pos`` counts characters (orjson's), so
-    past :data:`_FIELD_SCAN` the whole line is decoded to find it (adv145 F7: the number
-    read as empty there)."""
-    text = (raw[:_FIELD_SCAN + 16] if pos <= _FIELD_SCAN else raw).decode("utf-8", "replace")
+    the line is decoded up to it (:func:`_text_to`; adv145 F7, adv146 F7: the number
+    read as empty past the first MiB)."""
+    text = _text_to(raw, pos)
     start = min(pos, len(text))
     while start and text[start - 1] in _NUMBER_CHARS:
         start -= 1
