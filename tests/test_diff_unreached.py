@@ -249,8 +249,22 @@ def test_units_at_or_before_a_later_starting_candidates_first_round_are_not_reac
     assert sorted(u["baseline"]["first_round"] for u in doc["unreached"]) == [1, 2]
     both = " ".join(_diff(base, _pools(tmp_path, "mid.jsonl", range(3, 7))).output.split())
     assert "7 not reached (the candidate starts at round 3 and ends at round 6)" in both
-    swapped = " ".join(_diff(late, base).output.split())  # the candidate starts earlier
-    assert "0 new, 0 resolved" not in swapped and "recall debt" not in swapped
+    # adv146 F6: the candidate starts earlier: its units at rounds the baseline never
+    # ran were "2 new (2 new error(s))" and failed --fail-on-new
+    swapped = " ".join(_diff(late, base).output.split())
+    assert ("0 new, 0 resolved, 2 not reached (the baseline starts at round 2), 12 "
+            "persisting finding unit(s)") in swapped and "recall debt" not in swapped
+    assert _diff(late, base, "--fail-on-new", "info").exit_code == 0
+    doc = json.loads(_diff(late, base, "-f", "json").stdout)["findings"]
+    assert sorted(u["candidate"]["first_round"] for u in doc["unreached"]) == [1, 2]
+    # and the onset rows of a rule first found before the later start say so, in
+    # both directions (they read "later +2" and "earlier -2")
+    rows = {o["name"]: o["shown"] for o in json.loads(
+        _diff(base, late, "-f", "json").stdout)["onsets"]}
+    assert rows["silent-discriminating-fold"] == "not reached (the candidate starts at round 2)"
+    rows = {o["name"]: o["shown"] for o in json.loads(
+        _diff(late, base, "-f", "json").stdout)["onsets"]}
+    assert rows["silent-discriminating-fold"] == "not reached (the baseline starts at round 2)"
     same = " ".join(_diff(base, _pools(tmp_path, "same.jsonl", range(10))).output.split())
     assert same.endswith("no change")  # the same run: nothing is not reached
 

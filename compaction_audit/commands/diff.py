@@ -90,8 +90,8 @@ def diff_command(
     isolated: IsolatedOpt = False,
 ) -> None:
     """Compare two runs: onsets side by side, the series aligned by round, and the
-    findings that are new, resolved, persisting or not reached (the candidate ended
-    before the baseline's round of them).
+    findings that are new, resolved, persisting or not reached (a round one run has
+    and the other never ran whole: the candidate ended before it, or starts after it).
 
     Exit 0 when no gate fails, 1 when one does, 2 for bad input or usage.  The
     verdict says when either run could not be fully checked.

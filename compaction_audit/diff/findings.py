@@ -57,7 +57,8 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
     reached`: the baseline's past the candidate's end, or either's at a last round the
     candidate may not have finished; or the baseline's at or before the first round of a
     candidate that starts later, which lacks what came before it:
-    :func:`~compaction_audit.diff.numbering.starts_later`) or persisting (both),
+    :func:`~compaction_audit.diff.numbering.starts_later`), or the candidate's at or
+    before the first round of a baseline that starts later) or persisting (both),
     ordered by
     code, then (facts still held, ``held:``,
     after the rest: usertest23 #4) severity, worst first (a fold's facts weigh by
@@ -106,12 +107,15 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
             c[ident] = _at_most(also, b[ident][1].severity)
     out = []
     end, start = reached(base, cand), starts_later(base, cand)
+    base_start = starts_later(cand, base)  # a baseline that starts later (adv146 F6)
     for ident in b.keys() | c.keys():
         first = (b.get(ident) or c[ident])[1].first_round
         status = ("persisting" if ident in b and ident in c
                   # the candidate's alone, at a last round it may not have finished
-                  # (a product's log cut after its summary: adv145 F5, adv144 F4)
-                  else "unreached" if end is not None and first > end
+                  # (a product's log cut after its summary: adv145 F5, adv144 F4), or
+                  # at or before the first round of a baseline that starts later
+                  else "unreached" if (end is not None and first > end) or (
+                      ident in c and base_start is not None and first <= base_start)
                   else "new" if ident in c
                   else "unreached" if start is not None and first <= start
                   else "resolved")

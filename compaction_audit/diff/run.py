@@ -195,12 +195,19 @@ class RunDiff:
         """The verdict of onset row ``o`` as the reports' tables show it: "not reached
         (the candidate ends at round 1)" where it disappeared only because the candidate
         ends first (:meth:`ends_before`; usertest76 F8: "disappeared", in green, for a
-        CA301 at a round the candidate never had); "appeared (at the candidate's last
-        round, which may be cut short)" where it appeared only there (a product's log
-        cut after its summary: adv145 F5); else ``o.verdict``."""
+        CA301 at a round the candidate never had); "not reached (the candidate starts
+        at round 2)" where one run's round is at or before the first of a run that
+        starts later (adv146 F6: "later +2" for every rule); "appeared (at the
+        candidate's last round, which may be cut short)" where it appeared only there
+        (a product's log cut after its summary: adv145 F5); else ``o.verdict``."""
         ends = self._ends(o)
         if ends:
             return f"not reached{ends}"
+        for run, first, onset in (  # a round the other run never ran (adv146 F6)
+                ("the candidate", starts_later(self.baseline, self.candidate), o.baseline),
+                ("the baseline", starts_later(self.candidate, self.baseline), o.candidate)):
+            if first is not None and onset is not None and onset <= first:
+                return f"not reached ({run} starts at round {first})"
         done = reached(self.baseline, self.candidate)
         if (o.verdict == "appeared" and done is not None and o.candidate is not None
                 and o.candidate > done):
@@ -342,8 +349,15 @@ class RunDiff:
         if end is not None and (early or not said) and any(
                 start is None or r > start for r in firsts):
             bounds.append(f"ends at round {end}")
+        said_bounds = [f"the candidate {' and '.join(bounds)}"] if bounds else []
+        base_start = starts_later(self.candidate, self.baseline)
+        if base_start is not None and any(
+                f.baseline is None and f.candidate is not None
+                and f.candidate.first_round <= base_start
+                for f in self.by_status("unreached")):  # (adv146 F6)
+            said_bounds.append(f"the baseline starts at round {base_start}")
         words = {"unreached": "not reached" + (
-            f" (the candidate {' and '.join(bounds)})" if bounds else "")}
+            f" ({'; '.join(said_bounds)})" if said_bounds else "")}
         # units, not findings: a fold finding is one unit per fact it lost (docs/diff.md)
         parts.append(", ".join(f"{n} {words.get(s, s)}" for s, n in counts.items()
                                if n or s != "unreached")

@@ -9,7 +9,8 @@ JSON shape (see docs/diff.md)::
                   "inversion_signature"},
      "candidate": {...}, "settings": {...},
      "verdict": "no change" | "<headline>", "changed": bool, "tasks_differ": bool,
-     "onsets": [{"name", "kind", "baseline", "candidate", "delta", "verdict"}, ...],
+     "onsets": [{"name", "kind", "baseline", "candidate", "delta", "verdict", "shown"},
+                ...],
      "series": {"quantities": [...], "diverging_rounds": [...],
                 "rows": [{"round", "<q>_baseline", "<q>_candidate", ...,
                           "in_baseline", "in_candidate", "diverges"}, ...]},
@@ -151,7 +152,10 @@ def diff_dict(diff: RunDiff, gates: dict[str, Any] | None = None,
         "settings": dataclasses.asdict(diff.baseline.settings),
         "verdict": diff.headline(), "changed": diff.changed,
         "tasks_differ": diff.tasks_differ,
-        "onsets": [dataclasses.asdict(o) for o in diff.onsets],
+        # "shown": the tables' words ("not reached (the candidate ends at round 6)"
+        # where "disappeared" is only the candidate's end: adv146 F8)
+        "onsets": [{**dataclasses.asdict(o), "shown": diff.verdict_shown(o)}
+                   for o in diff.onsets],
         "series": {"quantities": diff.quantities, "diverging_rounds": diff.diverging_rounds,
                    "rows": diff.series.to_dicts()},
         "findings": findings,
