@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from compaction_audit.recall.harm import asked_again
+from compaction_audit.recall.survival.words import stem
 
 
 def asked(kind: str, text: str, norm: str, question: str) -> bool:
@@ -156,3 +157,45 @@ def test_each_user_text_is_read_for_questions_once(monkeypatch: pytest.MonkeyPat
                           "text": [body, body]})
     assert asked_again(lost, users).height == 0
     assert calls == [body]  # once for the text, not per rule; never for the identifier
+
+
+# adv146 F4: the phrase is there, but the question puts its own word where the rule
+# has one it lacks: another object, another place, another time.
+@pytest.mark.parametrize(("text", "norm", "question"), [
+    ("Never make changes to the schema file", "not make changes schema file",
+     "Can you make changes to the README file?"),
+    ("Never enable debug logging in production", "not enable debug logging prod",
+     "Should we enable debug logging in staging?"),
+    ("Do not run the tests before the deploy", "not run tests before deploy",
+     "Did you run the tests before lunch?"),
+])
+def test_a_word_of_its_own_in_the_rules_place_asks_nothing(
+        text: str, norm: str, question: str) -> None:
+    assert not asked("negation", text, norm, question)
+    # the rule's own word there: asked
+    own = question.replace("README", "schema").replace("staging", "production").replace(
+        "lunch", "the deploy")
+    assert asked("negation", text, norm, own)
+
+
+# adv146 F5: the subject counts toward the share of the words after the marker, not
+# in what is needed (4 of 6 stems were needed; the question holds 3); passive and
+# active forms share a stem ("skipped", "skip": the doubled consonant undone).
+def test_a_question_about_the_subject_and_the_act_asks_about_the_rule() -> None:
+    assert asked("negation", "The staging cluster must not be restarted during business "
+                 "hours", "not restarted during business hours",
+                 "Can I restart the staging cluster now?")
+    assert not asked("negation", "The staging cluster must not be restarted during "
+                     "business hours", "not restarted during business hours",
+                     "Is the cluster up?")
+
+
+@pytest.mark.parametrize(("word", "want"), [
+    ("skipped", "skip"), ("skipping", "skip"), ("skips", "skip"),  # adv146 F5
+    ("logging", "log"), ("pinned", "pin"), ("committed", "commit"),
+    # a double of the word's own, or a stem of three letters: kept
+    ("installed", "install"), ("passed", "pass"), ("sniffed", "sniff"),
+    ("added", "add"), ("agreed", "agr"), ("agree", "agr"),
+])
+def test_a_doubled_final_consonant_is_undone_before_ed_and_ing(word: str, want: str) -> None:
+    assert stem(word) == want

@@ -58,10 +58,20 @@ def _stem(w: str) -> str:
         for suffix in _SUFFIXES:
             if w.endswith(suffix) and len(w) - len(suffix) >= 3:
                 w = w[: -len(suffix)]
+                if suffix in _DOUBLING and len(w) >= 4 and w[-1] == w[-2] and (
+                        w[-1] not in _KEPT_DOUBLE):
+                    w = w[:-1]  # "skipped", "logging": "skip", "log" (adv146 F5)
                 break
         else:
             break  # nothing stripped: a second pass would strip nothing either
     return _SYNONYMS.get(w, w)
+
+
+_DOUBLING = frozenset({"ed", "ing", "edly", "ings", "ingly"})
+"""Suffixes before which English doubles a final consonant ("skip", "skipped")."""
+_KEPT_DOUBLE = frozenset("lsfzaeiouy")
+"""Doubled letters a word has of its own ("install", "pass", "sniff", "buzz", "agree");
+a stem of three letters keeps its double too ("add", "odd")."""
 
 
 _SYNONYMS = {"writ": "build", "creat": "build", "implement": "build", "mak": "build",
