@@ -207,6 +207,23 @@ def test_a_person_who_restates_the_fact_asked_nothing_to_answer(tmp_path: Path) 
     assert (row["asked_again_span"], row["answered_line"]) == ("u2", None)
 
 
+@pytest.mark.parametrize(("said", "answered"), [
+    # usertest77 F1: an imperative that opens with "Do NOT" asked nothing
+    ("Do NOT set read_timeout_ms on staging to 45000 again.", None),
+    ("Did not set read_timeout_ms on staging to 45000 again", None),
+    ("Did we set read_timeout_ms on staging to 45000 again?", 5),  # a question
+    ("Do not tell me read_timeout_ms on staging is still 45000?", 5),  # its mark
+])
+def test_a_first_word_of_questions_before_not_asks_nothing(
+        tmp_path: Path, said: str, answered: int | None) -> None:
+    path = write(tmp_path / "t.jsonl",
+                 {"type": "round", "round": 2, "spans": [span("u2", "user", said)]},
+                 {"type": "round", "round": 3,
+                  "spans": [span("a3", "assistant", "Updated the staging config.")]})
+    row = lost_row(path)
+    assert (row["asked_again_span"], row["answered_line"]) == ("u2", answered)
+
+
 def test_a_tool_call_names_what_it_looks_for_its_result_is_the_re_read(
         tmp_path: Path) -> None:
     # the call (line 4) names read_timeout_ms; its result (line 5) shows the identifier

@@ -79,11 +79,16 @@ def _lost_table(session: Session, items: pl.DataFrame, occ: pl.DataFrame,
         lambda: _lost_rows(session, items, occ, names, losses, drops, limits, reach))
 
 
-QUESTION = (r"\?|(?i)^\W*(?:was|were|is|are|what|which|did|do|does|how|why|when|where|who"
-            r"|whose|can|could|should|would|will|have|has|had)\b")
+_ASKING_WORDS = (r"was|were|is|are|what|which|did|do|does|how|why|when|where|who|whose|can"
+                 r"|could|should|would|will|have|has|had")
+QUESTION = rf"\?|(?i)^\W*(?:{_ASKING_WORDS})\b"
 """A person's span that asks (a question mark, or an interrogative first word): only a
 question has an answer to point at ("Set it to 45000 again, please." restates the fact,
 and the reply to it is no answer from the summary)."""
+NOT_ASKING = rf"(?i)^\W*(?:{_ASKING_WORDS})\s+not\b"
+"""Such a first word followed by "not", with no question mark: an imperative or a
+statement ("Do NOT use --force when running migration 0051 on prod.", "Did not
+help."), no question (usertest77 F1: the next assistant line was its "answer")."""
 
 
 NARRATION = (r"(?i)^\W*(?:let\s+me|let's|i'll|i\s+will|i'm\s+going\s+to|i\s+am\s+going\s+to"
@@ -107,7 +112,10 @@ def _answered(again: pl.LazyFrame, placed: pl.LazyFrame) -> pl.LazyFrame:
     ``answered_line`` (its ``source_line``), ``answered_span``, ``answered_pos``; no row
     when nothing answered."""
     spans = placed.filter((pl.col("kind") == "span") & (pl.col("stype") != "harness"))
-    asked = (again.join(spans.filter(pl.col("text").fill_null("").str.contains(QUESTION))
+    text = pl.col("text").fill_null("")
+    asks = text.str.contains(QUESTION) & ~(text.str.contains(NOT_ASKING)
+                                           & ~text.str.contains("?", literal=True))
+    asked = (again.join(spans.filter(asks)
                         .select(pl.col("id").alias("asked_again_span"),
                                 pl.col("_pos").alias("asked_pos")),
                         on="asked_again_span").select("key", "asked_pos").sort("asked_pos"))
