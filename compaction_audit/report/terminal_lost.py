@@ -118,10 +118,17 @@ def _compaction_detail(d: dict[str, Any], r: SessionReport) -> Text:
         text.append(f"  <- asked again at round {again}{asked_where(d, r)}",
                     style="bold yellow")
         _answered(text, d)
+    _read_again(text, d)
+    return text
+
+
+def _read_again(text: Text, d: dict[str, Any]) -> None:
+    """"  (read again at line N)": the context got the lost fact back there
+    (``reread_line`` of the lost table), in both lists (usertest77 F5: a native log's
+    list did not say it, and a fact back in context read as plainly lost)."""
     if d.get("reread_line") is not None:
         text.append(f"  (read again at {fact_line(d['reread_line'], d.get('reread_file'))})",
                     style="dim")
-    return text
 
 
 def _compaction_head(c: dict[str, Any]) -> Text:
@@ -180,6 +187,7 @@ def _discriminator_detail(d: dict[str, Any]) -> Text:
         text.append(f"  <- asked again at round {d['asked_again_round']}{asked_where(d)}",
                     style="bold yellow")
         _answered(text, d)
+    _read_again(text, d)
     return text
 
 

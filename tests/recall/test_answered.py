@@ -149,6 +149,21 @@ def test_the_text_report_points_at_the_answer(tmp_path: Path) -> None:
             in text), text
 
 
+def test_the_text_report_of_a_native_log_says_where_a_fact_was_read_again(
+        tmp_path: Path) -> None:
+    # usertest77 F5: only a product log's compaction list said "read again at line N"
+    from typer.testing import CliRunner
+
+    from compaction_audit.cli import app
+
+    path = write(tmp_path / "t.jsonl", {"type": "round", "round": 2, "spans": [span(
+        "r2", "tool_result:Bash", "read_timeout_ms = 45000 on staging")]})
+    text = CliRunner().invoke(app, ["audit", path, "--all"], env={"COLUMNS": "200"}).stdout
+    entry = next(ln for ln in text.splitlines() if ln.lstrip().startswith(
+        "quantity    read_timeout_ms to 45000"))
+    assert entry.endswith("lost to fold m1 at round 1)  (read again at line 4)"), entry
+
+
 def test_in_a_cline_task_the_answer_is_the_reply_after_the_question_in_its_own_file(
         tmp_path: Path) -> None:
     # the fact and many replies are in the messages file, the question and its answer
