@@ -49,6 +49,10 @@ DESTRUCTIVE_RE = (
 )
 """A destructive command word or flag (rm, delete, drop, truncate, destroy, --force,
 --cascade, reset --hard...), as a Polars regex over the span text."""
+PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
+"""Text that forbids rather than acts (a Polars regex): a span that is no tool call and
+says it is no destructive action ("Do NOT run migration 0087 with --force" restates a
+rule)."""
 
 
 def reuse(lost: pl.DataFrame, occurrences: pl.DataFrame, items: pl.DataFrame,
@@ -61,12 +65,17 @@ def reuse(lost: pl.DataFrame, occurrences: pl.DataFrame, items: pl.DataFrame,
     ``source``, ``text``).  ``rounds``: ``ri``, ``round``.  Returns ``key``,
     ``reused_round`` (round number), ``reused_span`` (item id), ``reused_destructive``
     (the reuse reads as a destructive command: the harm is marked on the lost item,
-    issue 12, point 4); keys never reused are absent.
+    issue 12, point 4); keys never reused are absent.  A span that is no tool call and
+    forbids (:data:`PROHIBITION`) is no destructive action: a person restating the
+    rule is no reuse of it (usertest77 F2).
     """
+    text = pl.col("text").fill_null("")
+    call = pl.col("source").fill_null("").str.starts_with("tool_call:")
     actions = items.filter(pl.col("kind") == "span").select(
         "id", "ri",
-        pl.col("text").fill_null("").str.contains(DESTRUCTIVE_RE).alias("destructive"),
-        pl.col("source").fill_null("").str.starts_with("tool_call:").alias("call"))
+        (text.str.contains(DESTRUCTIVE_RE) & (call | ~text.str.contains(PROHIBITION))
+         ).alias("destructive"),
+        call.alias("call"))
     return (
         lost.join(occurrences.unique(), on="key")
         .filter(pl.col("id") != pl.col("span"))

@@ -30,7 +30,7 @@ import polars as pl
 from compaction_audit.recall.callwords import refusals, runs
 from compaction_audit.recall.flagalias import with_long_flags
 from compaction_audit.recall.forbids import forbidden_all
-from compaction_audit.recall.harm import DESTRUCTIVE_RE
+from compaction_audit.recall.harm import DESTRUCTIVE_RE, PROHIBITION
 from compaction_audit.recall.objmatch import matches
 from compaction_audit.recall.permitted import without_permitted
 from compaction_audit.recall.ranking import person_source
@@ -38,8 +38,6 @@ from compaction_audit.recall.unpinned import unpinned
 
 __all__ = ["actor", "violations"]
 
-_PROHIBITION = r"(?i)\b(?:not|never|don't|no|avoid|cannot)\b"
-"""Text that forbids rather than acts (a Polars regex)."""
 
 
 _CALLS = ("tool_call:", "tool_use:", "function_call:")
@@ -294,7 +292,7 @@ def violations(lost: pl.DataFrame, items: pl.DataFrame, rounds: pl.DataFrame,
     actions = (items.filter(pl.col("id").is_in(reused["reused_span"].unique().implode()))
                .filter(text.str.contains(DESTRUCTIVE_RE)
                        & (pl.col("source").fill_null("").str.starts_with("tool_call:")
-                          | ~text.str.contains(_PROHIBITION)))
+                          | ~text.str.contains(PROHIBITION)))
                .select(pl.col("id").alias("reused_span"), "ri",
                        pl.col("source").alias("violated_source")))
     destructive = (

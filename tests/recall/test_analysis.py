@@ -185,3 +185,18 @@ def test_the_debt_series_is_what_the_context_misses_not_a_tally_of_fold_losses(
     report = audit(write_log(log))
     assert lost(report)["ORD-5501"]["reread_line"] is None
     assert debt(report) == [(0, 0), (1, 1), (1, 1)]
+
+
+def test_a_person_restating_the_rule_is_no_destructive_reuse(write_log: LogWriter) -> None:
+    # usertest77 F2: the person's "Do NOT ... --force ..." again was the lost rule's
+    # destructive reuse; a later call that forces is
+    rule = "Do NOT use --force when running migration 0051 on prod."
+    log = [rnd(0, spans=[span("u1", rule, "user")]),
+           rnd(1, summaries=[{"id": "F", "tokens": 5, "children": ["u1"],
+                              "text": "Worked on the migrations."}], evicted=["u1"]),
+           rnd(2, spans=[span("u2", rule.replace(".", " again."), "user")])]
+    row = lost(audit(write_log(log)))["migration 0051"]
+    assert (row["asked_again_span"], row["reused_span"]) == ("u2", None)
+    log.append(rnd(3, spans=[span("c3", "bin/db migration 0051 --force", "tool_call:Bash")]))
+    row = lost(audit(write_log(log)))["migration 0051"]
+    assert (row["reused_span"], row["reused_destructive"]) == ("c3", True)
