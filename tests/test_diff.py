@@ -340,7 +340,8 @@ def test_json_output_to_file(tmp_path: Path) -> None:
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["kind"] == "diff"
     assert doc["onsets"][0] == {"name": "inversion_onset", "kind": "onset", "baseline": 6,
-                                "candidate": 3, "delta": -3, "verdict": "earlier"}
+                                "candidate": 3, "delta": -3, "verdict": "earlier",
+                                "shown": "earlier"}
     quantities = doc["series"]["quantities"]
     assert quantities[:4] == ["raw_ratio", "distinct_source_spans", "query_cosine_retained",
                               "summary_depth_max"]

@@ -284,3 +284,32 @@ def test_the_onset_table_says_not_reached_where_the_candidate_ends_first(
     assert '<td data-label="verdict">not reached (the candidate ends at round 2)</td>' in page
     swapped = _diff(cut, base).output  # the baseline ends first: the rows appeared
     assert "not reached" not in swapped
+
+
+def _drift(tmp_path: Path, name: str, r3_tokens: int) -> Path:
+    """A native log in our own words: a fold at round 1 leaves raw_ratio under the
+    floor at rounds 1-2 and, after round 3's span, at rounds 4-5 (CA104 twice), or
+    at rounds 1-5 (once) when round 3's span is small (``r3_tokens`` 10)."""
+    return dump([
+        {"type": "session", "schema": "compaction-audit/1", "session_id": "episodes",
+         "budget_tokens": 2000, "max_depth": 3, "eviction": "continuous"},
+        rnd(0, spans=[{"id": "r0", "tokens": 100, "text": "Read the deploy runbook."},
+                      {"id": "s0", "tokens": 100, "text": "Checked the CI history."}]),
+        rnd(1, summaries=[{"id": "m1", "tokens": 400, "children": ["s0"],
+                           "text": "CI history checked."}], evicted=["s0"]),
+        rnd(2, spans=[{"id": "r2", "tokens": 1, "text": "ok"}]),
+        rnd(3, spans=[{"id": "r3", "tokens": r3_tokens, "text": "Looked at the dashboard."}]),
+        rnd(4, evicted=["r3"]),
+        rnd(5, spans=[{"id": "r5", "tokens": 1, "text": "ok"}])], tmp_path / name)
+
+
+def test_episodes_that_share_rounds_persist_whatever_their_ordinals(tmp_path: Path) -> None:
+    # usertest77 F3: by ordinal, the baseline's second drift episode (rounds 4-5) was
+    # "resolved" though the candidate drifts at rounds 1-5, and the verdict was green
+    two, one = _drift(tmp_path, "two.jsonl", 300), _drift(tmp_path, "one.jsonl", 10)
+    for base, cand in ((two, one), (one, two)):
+        units = json.loads(_diff(base, cand, "-f", "json").stdout)["findings"]
+        assert units["counts"]["new"] == units["counts"]["resolved"] == 0
+        drift = [(u["baseline"]["first_round"], u["candidate"]["first_round"])
+                 for u in units["persisting"] if u["code"] == "CA104"]
+        assert sorted(drift) == ([(1, 1), (4, 1)] if base == two else [(1, 1), (1, 4)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from compaction_audit.diff.numbering import reached, starts_later
@@ -105,25 +106,34 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
         also = kept.get("held:" + ident[1].removeprefix("lost:"))  # by the others it lost
         if also is not None:
             c[ident] = _at_most(also, b[ident][1].severity)
-    out = []
     end, start = reached(base, cand), starts_later(base, cand)
     base_start = starts_later(cand, base)  # a baseline that starts later (adv146 F6)
+
+    def alone(first: int, in_candidate: bool) -> str:
+        """The status of a unit one run has, first at round ``first``."""
+        # the candidate's alone, at a last round it may not have finished (a product's
+        # log cut after its summary: adv145 F5, adv144 F4), or at or before the first
+        # round of a baseline that starts later
+        if (end is not None and first > end) or (
+                in_candidate and base_start is not None and first <= base_start):
+            return "unreached"
+        if in_candidate:
+            return "new"
+        return "unreached" if start is not None and first <= start else "resolved"
+
+    out = []
     for ident in b.keys() | c.keys():
+        if ident[1].startswith("episode:"):
+            continue  # matched by their rounds first (_episodes)
         first = (b.get(ident) or c[ident])[1].first_round
         status = ("persisting" if ident in b and ident in c
-                  # the candidate's alone, at a last round it may not have finished
-                  # (a product's log cut after its summary: adv145 F5, adv144 F4), or
-                  # at or before the first round of a baseline that starts later
-                  else "unreached" if (end is not None and first > end) or (
-                      ident in c and base_start is not None and first <= base_start)
-                  else "new" if ident in c
-                  else "unreached" if start is not None and first <= start
-                  else "resolved")
+                  else alone(first, ident in c))
         code = (c.get(ident) or b[ident])[0]
         occ_b, occ_c = b.get(ident), c.get(ident)
         out.append(FindingDelta(code, names[code], ident[1], status,
                                 occ_b[1] if occ_b else None, occ_c[1] if occ_c else None,
                                 occ_b[0] if occ_b and occ_b[0] != code else None))
+    out += _episodes(b, c, names, alone)
 
     rank = _lost_ranks(cand, base)
 
@@ -134,6 +144,54 @@ def compare_findings(base: SessionReport, cand: SessionReport) -> list[FindingDe
                 *rank.get(d.key, (_NO_TIER, 0)), d.key)
 
     return sorted(out, key=order)
+
+
+def _episodes(b: dict[tuple[str, str], tuple[str, Occurrence]],
+              c: dict[tuple[str, str], tuple[str, Occurrence]], names: dict[str, str],
+              alone: Callable[[int, bool], str]) -> list[FindingDelta]:
+    """The episode units (``episode:<n>``) of both runs compared, per rule: an episode
+    of one run that shares a round with one of the other persists with it (several
+    with one where one run's gap closed or split a run: usertest77 F3, by ordinal an
+    episode the candidate still had read "resolved" and a worse candidate got a green
+    verdict); the rest are paired in round order, so an episode that moved (the same
+    inversion a few rounds later) persists; what is left is one run's alone
+    (``alone(first round, in the candidate)`` gives its status).  A persisting unit
+    keeps the baseline's key, one of the candidate alone its own."""
+    def by_code(units: dict[tuple[str, str], tuple[str, Occurrence]]
+                ) -> dict[str, list[tuple[str, Occurrence]]]:
+        out: dict[str, list[tuple[str, Occurrence]]] = {}
+        for (code, key), (_, occ) in units.items():
+            if key.startswith("episode:"):
+                out.setdefault(code, []).append((key, occ))
+        return {k: sorted(v, key=lambda e: e[1].first_round) for k, v in out.items()}
+
+    def meet(x: Occurrence, y: Occurrence) -> bool:
+        return x.first_round <= y.last_round and y.first_round <= x.last_round
+
+    base_eps, cand_eps = by_code(b), by_code(c)
+    out = []
+    for code in sorted(base_eps.keys() | cand_eps.keys()):
+        bs, cs = base_eps.get(code, []), cand_eps.get(code, [])
+        pairs = [(i, next((j for j, (_, y) in enumerate(cs) if meet(x, y)), None))
+                 for i, (_, x) in enumerate(bs)]
+        met = {j for _, j in pairs if j is not None}
+        split = {j: next(i for i, (_, x) in enumerate(bs) if meet(x, y))
+                 for j, (_, y) in enumerate(cs) if j not in met
+                 and any(meet(x, y) for _, x in bs)}
+        rest_b = [i for i, j in pairs if j is None]
+        rest_c = [j for j in range(len(cs)) if j not in met and j not in split]
+        matched = [(i, j) for i, j in pairs if j is not None] + [
+            (i, j) for j, i in split.items()] + list(zip(rest_b, rest_c, strict=False))
+        for i, j in matched:
+            out.append(FindingDelta(code, names[code], bs[i][0], "persisting", bs[i][1],
+                                    cs[j][1]))
+        for i in rest_b[len(rest_c):]:
+            out.append(FindingDelta(code, names[code], bs[i][0],
+                                    alone(bs[i][1].first_round, False), bs[i][1], None))
+        for j in rest_c[len(rest_b):]:
+            out.append(FindingDelta(code, names[code], cs[j][0],
+                                    alone(cs[j][1].first_round, True), None, cs[j][1]))
+    return out
 
 
 def _at_most(unit: tuple[str, Occurrence], severity: Severity) -> tuple[str, Occurrence]:

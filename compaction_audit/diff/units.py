@@ -54,10 +54,11 @@ def finding_units(r: SessionReport) -> dict[tuple[str, str], Occurrence]:
       consecutive round records (consecutive in the log, so skipped round numbers do
       not split an episode, where they split a baseline's).
 
-    Episodes are matched by ordinal, not by first round, so an episode that moved (the
-    same inversion, a few rounds later) persists rather than counting as one new and
-    one resolved; the move shows in the onset rows.  A run diffed with itself gives
-    only persisting units.
+    Episodes are keyed by ordinal; :func:`~compaction_audit.diff.findings.
+    compare_findings` matches them by their rounds first, then in round order, so an
+    episode that moved (the same inversion, a few rounds later) persists rather than
+    counting as one new and one resolved; the move shows in the onset rows.  A run
+    diffed with itself gives only persisting units.
     """
     position = {int(n): i for i, n in enumerate(r.series["round"])}
     by_entity: dict[tuple[str, str], list[Finding]] = {}
