@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -156,7 +157,8 @@ def _episodes(b: dict[tuple[str, str], tuple[str, Occurrence]],
     verdict); the rest are paired in round order, so an episode that moved (the same
     inversion a few rounds later) persists; what is left is one run's alone
     (``alone(first round, in the candidate)`` gives its status).  A persisting unit
-    keeps the baseline's key, one of the candidate alone its own."""
+    keeps the baseline's key, but a candidate's episode that met one the baseline's
+    already met (a run split) and one of the candidate alone keep their own."""
     def by_code(units: dict[tuple[str, str], tuple[str, Occurrence]]
                 ) -> dict[str, list[tuple[str, Occurrence]]]:
         out: dict[str, list[tuple[str, Occurrence]]] = {}
@@ -165,25 +167,30 @@ def _episodes(b: dict[tuple[str, str], tuple[str, Occurrence]],
                 out.setdefault(code, []).append((key, occ))
         return {k: sorted(v, key=lambda e: e[1].first_round) for k, v in out.items()}
 
-    def meet(x: Occurrence, y: Occurrence) -> bool:
-        return x.first_round <= y.last_round and y.first_round <= x.last_round
+    def first_met(x: Occurrence, others: list[tuple[str, Occurrence]],
+                  lasts: list[int]) -> int | None:
+        """The first of ``others`` (one rule's episodes of one run, in round order:
+        they do not overlap, so their last rounds ``lasts`` are in order too) that
+        shares a round with ``x``: a bisection, not a scan (thousands of episodes)."""
+        k = bisect_left(lasts, x.first_round)
+        return k if k < len(others) and others[k][1].first_round <= x.last_round else None
 
     base_eps, cand_eps = by_code(b), by_code(c)
     out = []
     for code in sorted(base_eps.keys() | cand_eps.keys()):
         bs, cs = base_eps.get(code, []), cand_eps.get(code, [])
-        pairs = [(i, next((j for j, (_, y) in enumerate(cs) if meet(x, y)), None))
-                 for i, (_, x) in enumerate(bs)]
+        b_lasts, c_lasts = [o.last_round for _, o in bs], [o.last_round for _, o in cs]
+        pairs = [(i, first_met(x, cs, c_lasts)) for i, (_, x) in enumerate(bs)]
         met = {j for _, j in pairs if j is not None}
-        split = {j: next(i for i, (_, x) in enumerate(bs) if meet(x, y))
-                 for j, (_, y) in enumerate(cs) if j not in met
-                 and any(meet(x, y) for _, x in bs)}
+        split = {j: i for j, (_, y) in enumerate(cs) if j not in met
+                 and (i := first_met(y, bs, b_lasts)) is not None}
         rest_b = [i for i, j in pairs if j is None]
         rest_c = [j for j in range(len(cs)) if j not in met and j not in split]
-        matched = [(i, j) for i, j in pairs if j is not None] + [
-            (i, j) for j, i in split.items()] + list(zip(rest_b, rest_c, strict=False))
-        for i, j in matched:
-            out.append(FindingDelta(code, names[code], bs[i][0], "persisting", bs[i][1],
+        matched = [(i, j, bs[i][0]) for i, j in pairs if j is not None] + [
+            (i, j, cs[j][0]) for j, i in split.items()] + [
+            (i, j, bs[i][0]) for i, j in zip(rest_b, rest_c, strict=False)]
+        for i, j, key in matched:
+            out.append(FindingDelta(code, names[code], key, "persisting", bs[i][1],
                                     cs[j][1]))
         for i in rest_b[len(rest_c):]:
             out.append(FindingDelta(code, names[code], bs[i][0],
