@@ -325,7 +325,7 @@ class LostRuleViolated(Rule):
     object broken.  A flag the act is done with after its object ("do NOT run the prod
     migration 0047 with --force", "terraform apply with --auto-approve") is broken by a
     call that holds the flag and names the object (its identifier-like word, else one
-    of its words: usertest76 F1, adv146 F3), and is no object where the words before it
+    of its words), and is no object where the words before it
     allow it ("except with --quick", "unless ... with --dry-run") or a comma comes
     between.  Also an identifier lost at a fold whose later reuse is a destructive
     command (delete, drop, --force, --cascade, ...); the finding names the lost item and

@@ -280,13 +280,14 @@ def _helper_run(messages: list[Any], step: int) -> list[Any]:
     """What the helper program sends when it is sent ``messages`` before it starts."""
     read, write = os.pipe()
     out = io.BytesIO()
+    sent, got_chain = frames.Chain(), frames.Chain()  # each direction's running CRC
     with os.fdopen(write, "wb") as sink:  # kept open: the end of input would stop it
         for m in messages:
-            frames.send(sink, m)
+            frames.send(sink, m, sent)
         texthelper.main(step, read, out)
     os.close(read)
     got, stream = [], io.BytesIO(out.getvalue())
-    while (message := frames.read(stream)) is not None:
+    while (message := frames.read(stream, got_chain)) is not None:
         if message[0] == "x":  # ("x", n, packed): the chunk unpacked
             assert message[1] == len(texthelper.unpack(message[2]))
             message = ("x", texthelper.unpack(message[2]))
@@ -385,7 +386,7 @@ def test_a_text_repeated_under_two_folds_gives_each_edge_its_own_rows(
 def test_the_helper_program_stops_at_the_end_of_its_input() -> None:
     read, write = os.pipe()
     with os.fdopen(write, "wb") as sink:
-        frames.send(sink, [T0, T1])
+        frames.send(sink, [T0, T1], frames.Chain())
     out = io.BytesIO()
     texthelper.main(1, read, out)  # the input ended before its first chunk
     os.close(read)
@@ -395,7 +396,8 @@ def test_the_helper_program_stops_at_the_end_of_its_input() -> None:
 def test_the_helper_fails_quietly_on_bad_input() -> None:
     # a length and CRC-32, then bytes that are no marshal data; or a body whose CRC-32
     # differs (damaged on the way): exit 1, nothing on stderr
-    from compaction_audit.runtime.frames import crc
+    def crc(data: bytes) -> bytes:  # the first message's: a chain's first value
+        return frames.Chain().seal(data)
 
     recall = os.path.dirname(textwork.ext.__file__)
     body = b"\xff\xff\xff\xff"
