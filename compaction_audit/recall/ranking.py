@@ -86,10 +86,7 @@ CHATTER = (r"(?i)^\W*(?:let me|let's|now\b|i'll|i will|i'm|i am|i need|i see|we'
            r"then (?:let|i|run|check)|first,? (?:let|i))")
 """Assistant narration that announces a step rather than deciding something."""
 
-_CONTENT_WORD = r"[a-z][a-z0-9_'\-]{2,}|\b[0-9][0-9.,_]*[0-9]\b|\b[0-9]\b"
-"""A content word: a word of 3+ characters starting with a letter, or a number (usertest77
-F4: "Keep max_connections at 200" had one content word, a fragment, where "Keep the pool
-size at 200" was a decision)."""
+_CONTENT_WORD = r"[a-z][a-z0-9_'\-]{2,}"
 
 
 def span_type_from_source(source: pl.Expr) -> pl.Expr:
@@ -116,9 +113,8 @@ def with_span_type(frame: pl.DataFrame, source: str = "span_source") -> pl.DataF
 
 
 def content_words(text: pl.Expr) -> pl.Expr:
-    """Number of content words of a text (:data:`_CONTENT_WORD`): words of 3+
-    characters that are neither function words nor clause markers
-    (:data:`STOPWORDS`), and numbers."""
+    """Number of content words of a text: words of 3+ characters that are neither
+    function words nor clause markers (:data:`STOPWORDS`)."""
     return (text.fill_null("").str.to_lowercase().str.extract_all(_CONTENT_WORD)
             .list.eval(pl.element().filter(~pl.element().is_in(STOPWORDS))).list.len())
 

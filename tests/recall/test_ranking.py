@@ -262,14 +262,3 @@ def test_condition_and_requirement_kinds_are_clauses() -> None:
             span_type="prose"),
     ], span_type=pl.String)
     assert [t for _, t, _ in tiers(frame)] == [3, 3, 4]
-
-
-def test_a_number_is_a_content_word() -> None:
-    # usertest77 F4: "Keep max_connections at 200" had one content word, a fragment
-    # ("other prose"), while "Keep the pool size at 200" was a decision
-    texts = ["Keep max_connections at 200", "Keep the pool size at 200", "at 200",
-             "pin to 3.11.7", "retries: 3, not 5"]
-    got = pl.select(content_words(pl.Series(texts))).to_series().to_list()
-    assert got == [2, 3, 1, 2, 3]
-    frame = lost_table([row("constraint", t, "assistant") for t in texts[:3]])
-    assert [t for _, t, _ in tiers(frame)] == [4, 4, 5]
