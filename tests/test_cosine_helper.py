@@ -308,7 +308,7 @@ def stuck():
     return helper
 server.Helper.start = staticmethod(stuck)
 receive = server.receive
-def slow(fd, deadline=None):
+def slow(fd, chain, deadline=None):
     time.sleep(600)  # the helper is late: the command waits (bounded) for it
 server.receive = slow
 sys.argv = ["compaction-audit", "audit", "-q", sys.argv[1]]
